@@ -1,0 +1,120 @@
+import FieldMerge
+
+/// Reads and writes schemas as JSON (the format is in `Specs/merge-semantics.md`).
+///
+/// ```json
+/// { "entities": [ { "name": "reminders", "defaultStrategy": "lastEditWins",
+///     "deletePolicy": "deleteWins",
+///     "fields": [ { "name": "title", "type": "text" },
+///                 { "name": "count", "type": "integer", "strategy": "counter" },
+///                 { "name": "listID", "type": "reference", "references": "lists",
+///                   "onDelete": "cascade" } ] } ] }
+/// ```
+public enum SchemaDocument {
+    /// Builds a schema. Names of custom strategies are looked up in `customStrategies`.
+    public static func decode(
+        _ json: JSONValue, path: String = "$", customStrategies: [String: FieldStrategy] = [:],
+        recordStrategies: [String: any RecordMergeStrategy] = [:]
+    ) throws(DocumentError) -> Schema {
+        let reader = Reader(path: path, json)
+        try reader.allowOnly(["entities"])
+        let entities = try reader.array("entities").map { (entity) throws(DocumentError) -> Entity in
+            try decodeEntity(entity, customStrategies: customStrategies, recordStrategies: recordStrategies)
+        }
+        do {
+            return try Schema(entities)
+        } catch {
+            throw DocumentError(path: "\(path).entities", message: error.description)
+        }
+    }
+
+    private static func decodeEntity(
+        _ reader: Reader, customStrategies: [String: FieldStrategy],
+        recordStrategies: [String: any RecordMergeStrategy]
+    ) throws(DocumentError) -> Entity {
+        try reader.allowOnly(["name", "fields", "defaultStrategy", "deletePolicy", "recordStrategy"])
+        let name = try reader.string("name")
+        let defaultStrategy = try reader.optionalString("defaultStrategy").map { (s) throws(DocumentError) in
+            try strategy(s, at: reader.path + ".defaultStrategy", customStrategies)
+        } ?? .lastEditWins
+        let policyName = try reader.optionalString("deletePolicy") ?? DeletePolicy.deleteWins.rawValue
+        guard let policy = DeletePolicy(rawValue: policyName) else {
+            throw reader.error("deletePolicy", "unknown delete policy '\(policyName)'; expected one of "
+                + DeletePolicy.allCases.map(\.rawValue).joined(separator: ", "))
+        }
+        var recordStrategy: (any RecordMergeStrategy)?
+        if let ruleName = try reader.optionalString("recordStrategy") {
+            guard let rule = recordStrategies[ruleName] else {
+                throw reader.error("recordStrategy", "unknown record strategy '\(ruleName)'")
+            }
+            recordStrategy = rule
+        }
+        let fields = try reader.array("fields").map { (field) throws(DocumentError) -> Field in
+            try decodeField(field, customStrategies: customStrategies)
+        }
+        return Entity(
+            name, fields: fields, defaultStrategy: defaultStrategy, deletePolicy: policy,
+            recordStrategy: recordStrategy)
+    }
+
+    private static func decodeField(_ reader: Reader, customStrategies: [String: FieldStrategy]) throws(DocumentError) -> Field {
+        try reader.allowOnly(["name", "type", "strategy", "references", "onDelete"])
+        let name = try reader.string("name")
+        let typeName = try reader.string("type")
+        let type: FieldType
+        switch typeName {
+        case "integer": type = .integer
+        case "real": type = .real
+        case "text": type = .text
+        case "bool": type = .bool
+        case "date": type = .date
+        case "blob": type = .blob
+        case "textSet": type = .textSet
+        case "reference":
+            let target = try reader.string("references")
+            let actionName = try reader.optionalString("onDelete") ?? ReferenceAction.restrict.rawValue
+            guard let action = ReferenceAction(rawValue: actionName) else {
+                throw reader.error("onDelete", "unknown action '\(actionName)'; expected cascade, setNull or restrict")
+            }
+            type = .reference(to: target, onDelete: action)
+        default:
+            throw reader.error("type", "unknown field type '\(typeName)'")
+        }
+        let strategy = try reader.optionalString("strategy").map { (s) throws(DocumentError) in
+            try Self.strategy(s, at: reader.path + ".strategy", customStrategies)
+        }
+        return Field(name, type, strategy: strategy)
+    }
+
+    private static func strategy(
+        _ name: String, at path: String, _ custom: [String: FieldStrategy]
+    ) throws(DocumentError) -> FieldStrategy {
+        if let builtIn = FieldStrategy(builtIn: name) { return builtIn }
+        if let strategy = custom[name] { return strategy }
+        throw DocumentError(path: path, message: "unknown strategy '\(name)'")
+    }
+
+    /// The JSON form of a schema (custom strategies by name).
+    public static func encode(_ schema: Schema) -> JSONValue {
+        .object(["entities": .array(schema.entities.map { entity in
+            var object: [String: JSONValue] = [
+                "name": .string(entity.name),
+                "defaultStrategy": .string(entity.defaultStrategy.name),
+                "deletePolicy": .string(entity.deletePolicy.rawValue),
+                "fields": .array(entity.fields.map(encodeField)),
+            ]
+            if let rule = entity.recordStrategy { object["recordStrategy"] = .string(rule.name) }
+            return .object(object)
+        })])
+    }
+
+    private static func encodeField(_ field: Field) -> JSONValue {
+        var object: [String: JSONValue] = ["name": .string(field.name), "type": .string(field.type.name)]
+        if case .reference(let target, let action) = field.type {
+            object["references"] = .string(target)
+            object["onDelete"] = .string(action.rawValue)
+        }
+        if let strategy = field.strategy { object["strategy"] = .string(strategy.name) }
+        return .object(object)
+    }
+}

@@ -1,0 +1,68 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// One JSON line of `fieldmerge bench` output (BENCHMARKS.md).
+struct BenchLine {
+    var engine = "fieldmerge"
+    var step: String
+    var records: Int
+    var seconds: Double
+    var runs: Int
+    var ops: Int
+    var opUnit: String
+    var extra: [(String, String)] = []
+
+    mutating func add(_ key: String, _ value: Double) { extra.append((key, format(value))) }
+    mutating func add(_ key: String, _ value: Int) { extra.append((key, String(value))) }
+    mutating func add(_ key: String, _ value: Bool) { extra.append((key, value ? "true" : "false")) }
+    mutating func add(_ key: String, _ value: String) { extra.append((key, "\"\(value)\"")) }
+
+    func render() -> String {
+        var parts: [(String, String)] = [
+            ("engine", "\"\(engine)\""), ("step", "\"\(step)\""), ("records", String(records)),
+            ("seconds", format(seconds)), ("runs", String(runs)), ("ops", String(ops)),
+            ("op_unit", "\"\(opUnit)\""), ("ops_per_s", String(Int((Double(ops) / seconds).rounded()))),
+        ]
+        parts += extra
+        parts.append(("peak_rss_mb", format(peakResidentMegabytes())))
+        return "{" + parts.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
+    }
+
+    private func format(_ value: Double) -> String {
+        guard value.isFinite else { return "null" }
+        if value == value.rounded() && abs(value) < 1e15 { return String(Int(value)) }
+        let scaled = (value * 1_000_000).rounded() / 1_000_000
+        return String(scaled)
+    }
+}
+
+/// The process's peak resident set size so far, in MiB.
+func peakResidentMegabytes() -> Double {
+    var usage = rusage()
+    #if canImport(Darwin)
+    getrusage(RUSAGE_SELF, &usage)
+    #else
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    #endif
+    #if canImport(Darwin)
+    return (Double(usage.ru_maxrss) / 1_048_576 * 10).rounded() / 10
+    #else
+    return (Double(usage.ru_maxrss) / 1024 * 10).rounded() / 10
+    #endif
+}
+
+/// Runs `body` `warmups + runs` times and returns the median time of the timed runs.
+func medianSeconds(runs: Int, warmups: Int = 1, _ body: () throws -> Void) rethrows -> Double {
+    for _ in 0..<warmups { try body() }
+    var times: [Double] = []
+    let clock = ContinuousClock()
+    for _ in 0..<max(1, runs) {
+        let elapsed = try clock.measure(body)
+        times.append(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+    }
+    times.sort()
+    return times[times.count / 2]
+}

@@ -1,0 +1,10 @@
+import ArgumentParser
+
+@main
+struct FieldMergeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "fieldmerge",
+        abstract: "Field-wise three-way merge and sync for offline SQLite replicas.",
+        subcommands: [MergeCommand.self, BenchCommand.self]
+    )
+}
