@@ -1,24 +1,6 @@
 @testable import FieldMerge
 import Testing
 
-/// SplitMix64: a tiny deterministic generator so property tests are reproducible.
-struct SplitMix64 {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// A pseudo-random integer in `0..<bound`.
-    mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
-}
-
 /// Joins lines, each terminated by "\n" (the usual shape of a text file).
 private func lines(_ items: String...) -> String {
     items.map { $0 + "\n" }.joined()
@@ -52,7 +34,7 @@ private func apply(_ edits: [Edit], to segments: [String]) -> [String] {
 
 /// Random edits over `0..<count` segments, each pair separated by at least one untouched line.
 private func randomEdits(
-    count: Int, rng: inout SplitMix64, newLine: (inout SplitMix64) -> String
+    count: Int, rng: inout SeededGenerator, newLine: (inout SeededGenerator) -> String
 ) -> [Edit] {
     var edits: [Edit] = []
     var position = 0
@@ -70,7 +52,7 @@ private func randomEdits(
 }
 
 /// A random ancestor of unique segments, sometimes ending in a newline (empty last segment).
-private func uniqueAncestor(_ rng: inout SplitMix64) -> [String] {
+private func uniqueAncestor(_ rng: inout SeededGenerator) -> [String] {
     let flavours = ["a", "é", "日本", "cr\r", "🙂"]
     var segments = (0..<(1 + rng.below(20))).map { "\(flavours[rng.below(flavours.count)])\($0)" }
     if rng.below(2) == 0 { segments.append("") }
@@ -195,7 +177,7 @@ private func uniqueAncestor(_ rng: inout SplitMix64) -> [String] {
     }
 
     @Test func randomDisjointEditsAreBothApplied() {
-        var rng = SplitMix64(seed: 0xD1FF3)
+        var rng = SeededGenerator(seed: 0xD1FF3)
         var counter = 0
         var bothSides = 0
         for _ in 0..<3000 {
@@ -218,11 +200,11 @@ private func uniqueAncestor(_ rng: inout SplitMix64) -> [String] {
 
     @Test(arguments: [false, true])
     func randomTriplesSatisfyIdentitiesAndSymmetry(repetitiveLines: Bool) {
-        var rng = SplitMix64(seed: repetitiveLines ? 42 : 7)
+        var rng = SeededGenerator(seed: repetitiveLines ? 42 : 7)
         let pool = ["x", "y", "z", "", "x\r", "ü"]
         var counter = 0
         var cleanMerges = 0
-        func newLine(_ rng: inout SplitMix64) -> String {
+        func newLine(_ rng: inout SeededGenerator) -> String {
             counter += 1
             return repetitiveLines ? pool[rng.below(pool.count)] : "n\(counter)"
         }
@@ -246,7 +228,7 @@ private func uniqueAncestor(_ rng: inout SplitMix64) -> [String] {
     }
 
     @Test func myersDiffIsAMinimalEditScript() {
-        var rng = SplitMix64(seed: 0x0DD)
+        var rng = SeededGenerator(seed: 0x0DD)
         for _ in 0..<2000 {
             let a = (0..<rng.below(25)).map { _ in rng.below(4) }
             let b = (0..<rng.below(25)).map { _ in rng.below(4) }
