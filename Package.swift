@@ -6,6 +6,7 @@ let package = Package(
     products: [
         .library(name: "FieldMerge", targets: ["FieldMerge"]),
         .library(name: "FieldMergeJSON", targets: ["FieldMergeJSON"]),
+        .library(name: "FieldMergeSQLite", targets: ["FieldMergeSQLite"]),
         .executable(name: "fieldmerge", targets: ["fieldmerge"]),
     ],
     dependencies: [
@@ -14,6 +15,10 @@ let package = Package(
     targets: [
         // The merge core: pure Swift, no Foundation, no I/O.
         .target(name: "FieldMerge"),
+        // The system's SQLite, through a module map and nothing else.
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        // Thin persistence on the SQLite C API: app tables, sync metadata, outbox, ids.
+        .target(name: "FieldMergeSQLite", dependencies: ["FieldMerge", "CSQLite"]),
         // JSON documents (schemas, records, merge requests) for tools and tests.
         .target(name: "FieldMergeJSON", dependencies: ["FieldMerge"]),
         // The benchmark workload of BENCHMARKS.md (generator, digests). No Foundation.
@@ -21,11 +26,12 @@ let package = Package(
         .executableTarget(
             name: "fieldmerge",
             dependencies: [
-                "FieldMerge", "FieldMergeJSON", "FieldMergeWorkload",
+                "FieldMerge", "FieldMergeJSON", "FieldMergeWorkload", "FieldMergeSQLite",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .testTarget(name: "FieldMergeTests", dependencies: ["FieldMerge"]),
+        .testTarget(name: "FieldMergeTests", dependencies: ["FieldMerge", "FieldMergeWorkload"]),
+        .testTarget(name: "FieldMergeSQLiteTests", dependencies: ["FieldMerge", "FieldMergeSQLite", "FieldMergeWorkload"]),
         .testTarget(name: "FieldMergeJSONTests", dependencies: ["FieldMerge", "FieldMergeJSON"]),
         .testTarget(name: "FieldMergeWorkloadTests", dependencies: ["FieldMerge", "FieldMergeWorkload"]),
     ],

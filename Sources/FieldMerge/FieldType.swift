@@ -36,6 +36,19 @@ public enum FieldType: Hashable, Sendable {
         }
     }
 
+    /// The kind of value a field of this type holds (besides null).
+    public var valueKind: ValueKind {
+        switch self {
+        case .integer, .reference: return .integer
+        case .real: return .real
+        case .text: return .text
+        case .bool: return .bool
+        case .date: return .date
+        case .blob: return .blob
+        case .textSet: return .textSet
+        }
+    }
+
     /// The target entity of a reference, or nil.
     public var referenceTarget: String? {
         if case .reference(let target, _) = self { return target }

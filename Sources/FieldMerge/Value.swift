@@ -23,13 +23,24 @@ public enum Value: Hashable, Sendable {
         case (.null, .null): return true
         case let (.integer(a), .integer(b)): return a == b
         case let (.real(a), .real(b)): return a.bitPattern == b.bitPattern
-        case let (.text(a), .text(b)): return a.utf8.elementsEqual(b.utf8)
+        case let (.text(a), .text(b)): return sameBytes(a, b)
         case let (.bool(a), .bool(b)): return a == b
         case let (.date(a), .date(b)): return a == b
         case let (.blob(a), .blob(b)): return a == b
         case let (.textSet(a), .textSet(b)): return a == b
         default: return false
         }
+    }
+
+    /// Byte equality of two strings: lengths first (O(1) for native strings), then the
+    /// contiguous UTF-8 storage compared directly.
+    @usableFromInline
+    static func sameBytes(_ a: String, _ b: String) -> Bool {
+        guard a.utf8.count == b.utf8.count else { return false }
+        let fast = a.utf8.withContiguousStorageIfAvailable { left in
+            b.utf8.withContiguousStorageIfAvailable { right in left.elementsEqual(right) }
+        }
+        return (fast ?? nil) ?? a.utf8.elementsEqual(b.utf8)
     }
 
     public func hash(into hasher: inout Hasher) {
@@ -65,13 +76,8 @@ public enum Value: Hashable, Sendable {
 
     /// Whether a value of this kind may be stored in a field of `type`.
     public func fits(_ type: FieldType) -> Bool {
-        switch (self, type) {
-        case (.null, _): return true
-        case (.integer, .integer), (.integer, .reference): return true
-        case (.real, .real), (.text, .text), (.bool, .bool), (.date, .date): return true
-        case (.blob, .blob), (.textSet, .textSet): return true
-        default: return false
-        }
+        let kind = self.kind
+        return kind == .null || kind == type.valueKind
     }
 }
 

@@ -1,7 +1,7 @@
 /// The SplitMix64 generator of the benchmark workload (see BENCHMARKS.md, "The workload").
 ///
 /// All arithmetic is unsigned 64-bit and wrapping, so any port reproduces the same stream.
-public struct SplitMix64: Sendable {
+public struct SplitMix64: RandomNumberGenerator, Sendable {
     @usableFromInline var _state: UInt64
 
     /// The current state; the next output is derived from `state &+ 0x9E3779B97F4A7C15`.
@@ -30,5 +30,13 @@ public struct SplitMix64: Sendable {
     public mutating func below(_ n: UInt64) -> UInt64 {
         precondition(n > 0, "below(0)")
         return next() % n
+    }
+
+    /// A value in `0..<bound` (`next() % bound`), for `Int` counts.
+    ///
+    /// - Precondition: `bound > 0`.
+    @inlinable
+    public mutating func below(_ bound: Int) -> Int {
+        Int(below(UInt64(bound)))
     }
 }

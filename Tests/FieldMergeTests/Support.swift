@@ -1,20 +1,8 @@
 @testable import FieldMerge
+import FieldMergeWorkload
 
-/// A small deterministic generator for property tests (SplitMix64).
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// A pseudo-random integer in `0..<bound`.
-    mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
-}
+/// The workload's seeded SplitMix64 drives every property test.
+typealias SeededGenerator = SplitMix64
 
 let replicaL = ReplicaID(1)
 let replicaR = ReplicaID(2)

@@ -4,7 +4,7 @@ struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Measures FieldMerge on the workload of BENCHMARKS.md; prints one JSON line per step.",
-        subcommands: [MergeBench.self]
+        subcommands: [MergeBench.self, StoreBench.self]
     )
 }
 

@@ -54,15 +54,22 @@ func peakResidentMegabytes() -> Double {
     #endif
 }
 
+/// The time `body` takes, in seconds.
+func seconds(_ body: () throws -> Void) rethrows -> Double {
+    let elapsed = try ContinuousClock().measure(body)
+    return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+}
+
+/// The median of some times.
+func median(_ times: [Double]) -> Double {
+    let sorted = times.sorted()
+    return sorted.isEmpty ? .nan : sorted[sorted.count / 2]
+}
+
 /// Runs `body` `warmups + runs` times and returns the median time of the timed runs.
 func medianSeconds(runs: Int, warmups: Int = 1, _ body: () throws -> Void) rethrows -> Double {
     for _ in 0..<warmups { try body() }
     var times: [Double] = []
-    let clock = ContinuousClock()
-    for _ in 0..<max(1, runs) {
-        let elapsed = try clock.measure(body)
-        times.append(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
-    }
-    times.sort()
-    return times[times.count / 2]
+    for _ in 0..<max(1, runs) { times.append(try seconds(body)) }
+    return median(times)
 }

@@ -1,0 +1,87 @@
+import FieldMerge
+
+/// The SQL of one entity's table, built once from the schema. Identifiers are quoted;
+/// values are always bound (`?` placeholders), never spliced.
+final class EntityTable {
+    let entity: Entity
+    let table: String
+    /// `id, f1, ..., fn, stamps, pending, revision, ancestor`
+    let upsert: String
+    let select: String
+    let delete: String
+    let exists: String
+    /// The value kind each field accepts besides null, by position.
+    let kinds: [ValueKind]
+    /// Entities and fields that reference this entity, with their delete action.
+    var referencedBy: [(entity: String, field: Int, action: ReferenceAction)] = []
+
+    init(_ entity: Entity) {
+        self.entity = entity
+        table = Database.quote(entity.name)
+        let fieldColumns = entity.fields.map { Database.quote($0.name) }
+        let meta = [StoreSchema.stampsColumn, StoreSchema.pendingColumn, StoreSchema.revisionColumn,
+                    StoreSchema.ancestorColumn].map { "\"\($0)\"" }
+        let columns = ["\"id\""] + fieldColumns + meta
+        let placeholders = Array(repeating: "?", count: columns.count).joined(separator: ", ")
+        let updates = (fieldColumns + meta).map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
+        upsert = "INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES (\(placeholders)) "
+            + "ON CONFLICT (\"id\") DO UPDATE SET \(updates)"
+        select = "SELECT \(columns.joined(separator: ", ")) FROM \(table) WHERE \"id\" = ?"
+        delete = "DELETE FROM \(table) WHERE \"id\" = ?"
+        exists = "SELECT 1 FROM \(table) WHERE \"id\" = ?"
+        kinds = entity.fields.map(\.type.valueKind)
+    }
+
+    /// Checks that a record fits the entity (what ``Record/validate(against:)`` does, without
+    /// touching the schema's strings on the hot path).
+    func check(_ record: Record) throws(StoreError) {
+        guard record.values.count == kinds.count, record.stamps.count == kinds.count else {
+            throw StoreError(.invalidRecord, "the record has \(record.values.count) values and \(record.stamps.count) stamps; the entity has \(kinds.count) fields", entity: entity.name, id: record.id)
+        }
+        for index in 0..<kinds.count {
+            let kind = record.values[index].kind
+            guard kind == kinds[index] || kind == .null else {
+                throw StoreError(.invalidRecord, "field '\(entity.fields[index].name)' expects \(entity.fields[index].type.name), got \(kind.rawValue)", entity: entity.name, id: record.id)
+            }
+        }
+    }
+
+    /// Column positions in `select` (0-based) and binding positions in `upsert` (1-based).
+    var fieldCount: Int { entity.fields.count }
+    var stampsIndex: Int32 { Int32(fieldCount + 1) }
+    var pendingIndex: Int32 { Int32(fieldCount + 2) }
+    var revisionIndex: Int32 { Int32(fieldCount + 3) }
+    var ancestorIndex: Int32 { Int32(fieldCount + 4) }
+}
+
+extension Statement {
+    /// Binds a field value at `index` as its column stores it.
+    func bindField(_ value: Value, at index: Int32) throws(SQLiteError) {
+        switch value {
+        case .null: try bindNull(at: index)
+        case .integer(let v), .date(let v): try bind(v, at: index)
+        case .real(let v): try bind(v, at: index)
+        case .text(let v): try bind(v, at: index)
+        case .bool(let v): try bind(v ? 1 as Int64 : 0, at: index)
+        case .blob(let v): try bind(v, at: index)
+        case .textSet(let v): try bind(TextSetJSON.encode(v), at: index)
+        }
+    }
+
+    /// Reads column `column` as a value of `type`; nil when the stored value does not fit
+    /// (a row written by hand with the wrong type).
+    func value(_ column: Int32, as type: FieldType) -> Value? {
+        if isNull(column) { return .null }
+        switch (type, value(column)) {
+        case (.integer, .integer(let v)), (.reference, .integer(let v)): return .integer(v)
+        case (.date, .integer(let v)): return .date(v)
+        case (.bool, .integer(let v)) where v == 0 || v == 1: return .bool(v == 1)
+        case (.real, .real(let v)): return .real(v)
+        case (.real, .integer(let v)): return .real(Double(v))
+        case (.text, .text(let v)): return .text(v)
+        case (.blob, .blob(let v)): return .blob(v)
+        case (.textSet, .text(let v)): return TextSetJSON.decode(v).map(Value.textSet)
+        default: return nil
+        }
+    }
+}

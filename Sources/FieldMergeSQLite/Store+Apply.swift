@@ -1,0 +1,128 @@
+import FieldMerge
+
+/// One record the server acknowledged: what the replica keeps now, and the server's version,
+/// which becomes the ancestor.
+public struct AcknowledgedRecord: Sendable {
+    /// What to hold locally: the merge of the server's version with the local edits (equal to
+    /// ``ancestor`` when nothing local is pending). Deleted records leave the app table.
+    public var record: Record
+    /// The server's version: the new ancestor (deleted when the server deleted it).
+    public var ancestor: Record
+    /// The revision the server gave ``ancestor``.
+    public var revision: Int64
+
+    public init(record: Record, ancestor: Record, revision: Int64) {
+        self.record = record
+        self.ancestor = ancestor
+        self.revision = revision
+    }
+
+    /// A record taken as the server has it, with nothing pending.
+    public init(_ record: Record, revision: Int64) {
+        self.init(record: record, ancestor: record, revision: revision)
+    }
+}
+
+/// What one server response changes in the store, applied in one transaction.
+public struct ServerChanges: Sendable {
+    /// Temporary ids the server replaced by permanent ones.
+    public var remaps: [(entity: String, temporary: Int64, permanent: Int64)]
+    public var records: [AcknowledgedRecord]
+    /// The server's revision after this response; nil leaves it as it is.
+    public var maxRevision: Int64?
+
+    public init(
+        remaps: [(entity: String, temporary: Int64, permanent: Int64)] = [], records: [AcknowledgedRecord] = [],
+        maxRevision: Int64? = nil
+    ) {
+        self.remaps = remaps
+        self.records = records
+        self.maxRevision = maxRevision
+    }
+}
+
+extension Store {
+    /// Applies what the server acknowledged, in one transaction: id remaps (rows, foreign
+    /// keys in other rows, the outbox and the id map), rows, new ancestors, pending fields
+    /// and the new maxRevision, all or nothing. This is the only way an ancestor changes.
+    ///
+    /// - Parameter beforeCommit: Runs inside the transaction after everything is written;
+    ///   throwing from it rolls everything back (the sync layer and crash tests use it).
+    public func apply(_ changes: ServerChanges, beforeCommit: () throws -> Void = {}) throws(StoreError) {
+        try write {
+            for remap in changes.remaps {
+                try self.remap(remap.entity, temporary: remap.temporary, permanent: remap.permanent)
+            }
+            let counts = try database.rows(
+                "SELECT (SELECT count(*) FROM \"__fm_outbox\"), (SELECT count(*) FROM \"__fm_tombstones\")")
+            let outboxEmpty = counts.first?.first == .integer(0), noTombstones = counts.first?.last == .integer(0)
+            for acknowledged in changes.records {
+                try applyOne(acknowledged, outboxEmpty: outboxEmpty, noTombstones: noTombstones)
+            }
+            if let revision = changes.maxRevision { maxRevision = revision }
+            try saveState()
+            try beforeCommit()
+        }
+    }
+
+    private func applyOne(_ acknowledged: AcknowledgedRecord, outboxEmpty: Bool, noTombstones: Bool) throws {
+        var record = acknowledged.record, ancestor = acknowledged.ancestor
+        let table = try self.table(record.entity)
+        guard ancestor.entity == record.entity, ancestor.id == record.id else {
+            throw StoreError(.invalidRecord, "the record and its ancestor differ in entity or id", entity: record.entity, id: record.id)
+        }
+        try Self.canonicalize(&record)
+        // Usually the record is its own ancestor (same storage: the comparison is immediate).
+        let same = !ancestor.isDeleted && ancestor.values == record.values && ancestor.stamps == record.stamps
+        if !same {
+            try Self.canonicalize(&ancestor)
+            try table.check(ancestor)
+        }
+        if record.isDeleted {
+            try deleteRow(table, id: record.id)
+            if ancestor.isDeleted {
+                try deleteTombstone(record.entity, id: record.id)
+                try clearPending(record.entity, id: record.id)
+            } else {
+                try writeTombstone(table.entity, Tombstone(
+                    record: record, pending: FieldMask(), revision: acknowledged.revision, ancestor: ancestor))
+                try markPending(record.entity, id: record.id)
+            }
+            return
+        }
+        try table.check(record)
+        let pending = same ? FieldMask() : Self.pendingFields(record, ancestor: ancestor)
+        try writeRow(table, StoredRow(
+            record: record, pending: pending, revision: acknowledged.revision, storedAncestor: same ? nil : ancestor))
+        if !noTombstones { try deleteTombstone(record.entity, id: record.id) }
+        if pending.isEmpty && !ancestor.isDeleted {
+            if !outboxEmpty { try clearPending(record.entity, id: record.id) }
+        } else {
+            try markPending(record.entity, id: record.id)
+        }
+    }
+
+    /// Replaces a temporary id by the permanent one the server gave: in the entity's table,
+    /// in every foreign key pointing at it, in the tombstones and the outbox; and records
+    /// the pair in the id map.
+    private func remap(_ entity: String, temporary: Int64, permanent: Int64) throws {
+        let table = try self.table(entity)
+        let quotedEntity = SQLValue.text(entity)
+        try database.run("UPDATE \(table.table) SET \"id\" = ? WHERE \"id\" = ?", [.integer(permanent), .integer(temporary)])
+        for reference in table.referencedBy {
+            let child = try self.table(reference.entity)
+            let column = Database.quote(child.entity.fields[reference.field].name)
+            try database.run(
+                "UPDATE \(child.table) SET \(column) = ? WHERE \(column) = ?", [.integer(permanent), .integer(temporary)])
+        }
+        try database.run(
+            "UPDATE \"__fm_tombstones\" SET \"id\" = ? WHERE \"entity\" = ? AND \"id\" = ?",
+            [.integer(permanent), quotedEntity, .integer(temporary)])
+        try database.run(
+            "UPDATE \"__fm_outbox\" SET \"id\" = ? WHERE \"entity\" = ? AND \"id\" = ?",
+            [.integer(permanent), quotedEntity, .integer(temporary)])
+        try database.run(
+            "INSERT OR REPLACE INTO \"__fm_idmap\" (\"entity\", \"temporary\", \"permanent\") VALUES (?, ?, ?)",
+            [quotedEntity, .integer(temporary), .integer(permanent)])
+    }
+}

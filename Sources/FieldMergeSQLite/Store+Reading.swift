@@ -1,0 +1,103 @@
+import FieldMerge
+
+/// A record waiting to be sent, as the protocol needs it: coalesced from every local edit
+/// since the last acknowledgement.
+public struct PendingChange: Sendable, Equatable {
+    public enum Kind: String, Sendable {
+        /// The server has never seen the record: send every field.
+        case create
+        /// Send the pending fields, against the ancestor's revision.
+        case update
+        /// Send the delete, against the ancestor's revision.
+        case delete
+    }
+
+    public var entity: String
+    public var id: Int64
+    public var kind: Kind
+    /// The fields to send: all for a create, the pending ones for an update, none for a delete.
+    public var fields: FieldMask
+    /// The record as it is now (for a delete: its stamps and tombstone).
+    public var record: Record
+    /// The revision of the acknowledged version the change was made on; nil for a create.
+    public var revision: Int64?
+}
+
+extension Store {
+    /// The record with this id: alive, deleted (a tombstone the server has not confirmed
+    /// yet; values are null), or nil when the store has no trace of it.
+    public func record(_ entity: String, id: Int64) throws(StoreError) -> Record? {
+        let table = try table(entity)
+        if let row = try readRow(table, id: id) { return row.record }
+        return try readTombstone(table.entity, id: id)?.record
+    }
+
+    /// The last version of the record the server acknowledged, and its revision.
+    public func ancestor(_ entity: String, id: Int64) throws(StoreError) -> (record: Record, revision: Int64)? {
+        let table = try table(entity)
+        if let row = try readRow(table, id: id) {
+            guard let revision = row.revision, let ancestor = row.ancestor else { return nil }
+            return (ancestor, revision)
+        }
+        guard let tombstone = try readTombstone(table.entity, id: id), let revision = tombstone.revision,
+            let ancestor = tombstone.ancestor
+        else { return nil }
+        return (ancestor, revision)
+    }
+
+    /// The fields of a living record that differ from its ancestor.
+    public func pendingFields(_ entity: String, id: Int64) throws(StoreError) -> FieldMask? {
+        try readRow(try table(entity), id: id)?.pending
+    }
+
+    /// Everything waiting to be sent, in the order it was first edited (so parents created
+    /// before their children come first), one change per record however often it was
+    /// edited. A record created and deleted before any sync sends nothing.
+    ///
+    /// - Parameter limit: At most this many changes (the rest stay queued).
+    public func pendingChanges(limit: Int = .max) throws(StoreError) -> [PendingChange] {
+        let marks = try sqlite { () throws(SQLiteError) in
+            try database.rows("SELECT \"entity\", \"id\" FROM \"__fm_outbox\" ORDER BY \"seq\"")
+        }
+        var changes: [PendingChange] = []
+        for mark in marks where changes.count < limit {
+            guard mark.count == 2, case .text(let entity) = mark[0], case .integer(let id) = mark[1] else { continue }
+            guard let table = tables[entity] else {
+                throw StoreError(.corrupt, "the outbox names entity '\(entity)', which the schema lacks", entity: entity, id: id)
+            }
+            if let row = try readRow(table, id: id) {
+                if row.revision == nil {
+                    changes.append(PendingChange(
+                        entity: entity, id: id, kind: .create, fields: table.entity.allFields, record: row.record, revision: nil))
+                } else if !row.pending.isEmpty {
+                    changes.append(PendingChange(
+                        entity: entity, id: id, kind: .update, fields: row.pending, record: row.record, revision: row.revision))
+                }
+            } else if let tombstone = try readTombstone(table.entity, id: id), let revision = tombstone.revision,
+                tombstone.ancestor?.isDeleted != true
+            {
+                changes.append(PendingChange(
+                    entity: entity, id: id, kind: .delete, fields: FieldMask(), record: tombstone.record, revision: revision))
+            }
+        }
+        return changes
+    }
+
+    /// How many records wait in the outbox (before coalescing away what needs no sending).
+    public func outboxCount() throws(StoreError) -> Int {
+        let count = try sqlite { () throws(SQLiteError) in try database.scalar("SELECT count(*) FROM \"__fm_outbox\"") }
+        if case .integer(let value)? = count { return Int(value) }
+        return 0
+    }
+
+    /// The permanent id the server gave a temporary id, if it has.
+    public func permanentID(_ entity: String, temporary: Int64) throws(StoreError) -> Int64? {
+        let value = try sqlite { () throws(SQLiteError) in
+            try database.scalar(
+                "SELECT \"permanent\" FROM \"__fm_idmap\" WHERE \"entity\" = ? AND \"temporary\" = ?",
+                [.text(entity), .integer(temporary)])
+        }
+        if case .integer(let id)? = value { return id }
+        return nil
+    }
+}

@@ -1,0 +1,173 @@
+import FieldMerge
+
+/// A replica's local SQLite copy: the app's tables, the sync metadata beside each row, the
+/// durable outbox, the temporary-id counter and the client state.
+///
+/// Each entity is a table named like the entity, with an integer `id` primary key and one
+/// typed column per field, so the app reads its data with plain SQL. Four columns starting
+/// with `__fm_` hold the field stamps, the mask of pending fields, and the ancestor: the
+/// revision and the last version the server acknowledged (NULL while it equals the row).
+/// Deleted records leave the app table; their tombstones wait in `__fm_tombstones` until the
+/// server has them.
+///
+/// A store is one connection, used from one task at a time (an actor owns it in the sync
+/// layer). Every public call that writes is one transaction: all or nothing.
+public final class Store {
+    public let schema: Schema
+    public let database: Database
+    /// This replica's id, persisted with the data.
+    public let replica: ReplicaID
+    /// The replica's clock; its last value is persisted with every edit.
+    public internal(set) var clock: HybridClock
+    /// The revision of the server's data set this replica holds.
+    public internal(set) var maxRevision: Int64
+    /// The next temporary id to hand out (-1, -2, ...).
+    public internal(set) var nextTemporaryID: Int64
+
+    var tables: [String: EntityTable] = [:]
+    var scratch: [UInt8] = []
+    /// The hottest statements, by entity name: cheaper to find than by their long SQL text.
+    var selects: [String: Statement] = [:]
+    var upserts: [String: Statement] = [:]
+
+    /// The store format this code writes and reads.
+    static let format: Int64 = 1
+
+    /// Opens (or creates) a store.
+    ///
+    /// - Parameters:
+    ///   - location: A file, or `.memory`.
+    ///   - schema: The app's schema; an existing file must hold the same one.
+    ///   - replica: The replica id for a new store (a random one if nil); an existing store
+    ///     keeps its own.
+    ///   - wall: The wall clock for stamps.
+    /// - Throws: ``StoreError`` with ``StoreError/Code/schemaMismatch`` (saying what
+    ///   differs) when the file holds another schema, ``StoreError/Code/corrupt`` when it is
+    ///   not a FieldMerge store, ``StoreError/Code/sqlite`` when SQLite fails.
+    public init(
+        _ location: Database.Location = .memory, schema: Schema, replica: ReplicaID? = nil,
+        wall: any WallClock = SystemWallClock(), options: Database.Options = Database.Options()
+    ) throws(StoreError) {
+        self.schema = schema
+        let database = try sqlite { () throws(SQLiteError) in try Database(location, options: options) }
+        self.database = database
+        var tables: [String: EntityTable] = [:]
+        for entity in schema.entities { tables[entity.name] = EntityTable(entity) }
+        for entity in schema.entities {
+            for (index, field) in entity.fields.enumerated() {
+                if case .reference(let target, let action) = field.type {
+                    tables[target]?.referencedBy.append((entity.name, index, action))
+                }
+            }
+        }
+        self.tables = tables
+        let initialized = try sqlite { () throws(SQLiteError) in
+            try database.scalar("SELECT count(*) FROM sqlite_master WHERE name = '__fm_state'") == .integer(1)
+        }
+        if !initialized {
+            try Self.create(database, schema: schema, replica: replica ?? Self.randomReplica())
+        }
+        let state = try Self.readState(database, schema: schema)
+        self.replica = state.replica
+        clock = HybridClock(replica: state.replica, last: state.clock, wall: wall)
+        maxRevision = state.maxRevision
+        nextTemporaryID = state.nextTemporaryID
+    }
+
+    static func randomReplica() -> ReplicaID {
+        var generator = SystemRandomNumberGenerator()
+        var id: UInt64 = 0
+        while id == 0 { id = generator.next() }
+        return ReplicaID(id)
+    }
+
+    private static func create(_ database: Database, schema: Schema, replica: ReplicaID) throws(StoreError) {
+        let userTables = try sqlite { () throws(SQLiteError) in
+            try database.scalar("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+        }
+        guard userTables == .integer(0) else {
+            throw StoreError(.corrupt, "the database has tables but no FieldMerge state: not a FieldMerge store")
+        }
+        do {
+            try database.transaction(.immediate) {
+                try database.execute(StoreSchema.metadataTables)
+                for entity in schema.entities { try database.execute(StoreSchema.createTable(entity)) }
+                let state: [(String, SQLValue)] = [
+                    ("format", .integer(format)), ("replica", .integer(Int64(bitPattern: replica.rawValue))),
+                    ("clock", .integer(0)), ("maxRevision", .integer(0)), ("nextTemporaryID", .integer(-1)),
+                    ("schema", .text(StoreSchema.describe(schema).joined(separator: "\n"))),
+                ]
+                for (key, value) in state {
+                    try database.run("INSERT INTO \"__fm_state\" (\"key\", \"value\") VALUES (?, ?)", [.text(key), value])
+                }
+            }
+        } catch let error as SQLiteError {
+            throw StoreError(error)
+        } catch {
+            throw StoreError(.corrupt, "\(error)")
+        }
+    }
+
+    private struct State {
+        var replica: ReplicaID, clock: UInt64, maxRevision: Int64, nextTemporaryID: Int64
+    }
+
+    private static func readState(_ database: Database, schema: Schema) throws(StoreError) -> State {
+        let rows = try sqlite { () throws(SQLiteError) in try database.rows("SELECT \"key\", \"value\" FROM \"__fm_state\"") }
+        var values: [String: SQLValue] = [:]
+        for row in rows where row.count == 2 {
+            if case .text(let key) = row[0] { values[key] = row[1] }
+        }
+        func integer(_ key: String) throws(StoreError) -> Int64 {
+            guard case .integer(let value)? = values[key] else {
+                throw StoreError(.corrupt, "the store's state lacks '\(key)'")
+            }
+            return value
+        }
+        guard try integer("format") == format else {
+            throw StoreError(.corrupt, "store format \(try integer("format")) is not the supported format \(format)")
+        }
+        guard case .text(let stored)? = values["schema"] else { throw StoreError(.corrupt, "the store's state lacks 'schema'") }
+        let expected = StoreSchema.describe(schema)
+        let storedLines = stored.split(separator: "\n", omittingEmptySubsequences: true).map(String.init)
+        guard storedLines == expected else {
+            throw StoreError(.schemaMismatch, "the file was created with another schema: "
+                + StoreSchema.differences(stored: storedLines, expected: expected))
+        }
+        return State(
+            replica: ReplicaID(UInt64(bitPattern: try integer("replica"))),
+            clock: UInt64(bitPattern: try integer("clock")), maxRevision: try integer("maxRevision"),
+            nextTemporaryID: try integer("nextTemporaryID"))
+    }
+
+    /// Persists the clock, the revision and the temporary-id counter (inside the caller's
+    /// transaction).
+    func saveState() throws(SQLiteError) {
+        let sql = "UPDATE \"__fm_state\" SET \"value\" = ? WHERE \"key\" = ?"
+        try database.run(sql, [.integer(Int64(bitPattern: clock.last)), .text("clock")])
+        try database.run(sql, [.integer(maxRevision), .text("maxRevision")])
+        try database.run(sql, [.integer(nextTemporaryID), .text("nextTemporaryID")])
+    }
+
+    func table(_ entity: String) throws(StoreError) -> EntityTable {
+        guard let table = tables[entity] else { throw StoreError(.unknownEntity, "the schema has no entity '\(entity)'", entity: entity) }
+        return table
+    }
+
+    /// Runs `body` in one transaction; on any error everything it wrote is rolled back and
+    /// the store's in-memory state (clock, counters) restored.
+    func write<T>(_ body: () throws -> T) throws(StoreError) -> T {
+        let saved = (clock, maxRevision, nextTemporaryID)
+        do {
+            return try database.transaction(.immediate, body)
+        } catch {
+            (clock, maxRevision, nextTemporaryID) = saved
+            switch error {
+            case let error as StoreError: throw error
+            case let error as SQLiteError: throw StoreError(error)
+            case let error as MergeError: throw StoreError(error)
+            default: throw StoreError(.aborted, "\(error)")
+            }
+        }
+    }
+}

@@ -1,0 +1,86 @@
+import FieldMerge
+
+/// The SQL side of a schema: table definitions, column types, the canonical description
+/// stored in the file to recognise a schema change.
+enum StoreSchema {
+    /// Columns the store adds to every entity table, after the entity's own fields.
+    /// Field names cannot start with `__`, so they never collide.
+    static let stampsColumn = "__fm_stamps"
+    static let pendingColumn = "__fm_pending"
+    static let revisionColumn = "__fm_revision"
+    static let ancestorColumn = "__fm_ancestor"
+
+    static func columnType(_ type: FieldType) -> String {
+        switch type {
+        case .integer, .bool, .date, .reference: return "INTEGER"
+        case .real: return "REAL"
+        case .text, .textSet: return "TEXT"
+        case .blob: return "BLOB"
+        }
+    }
+
+    /// `CREATE TABLE` for one entity: an integer primary key, a typed column per field,
+    /// foreign keys for references (checked at commit, so a transaction may write a child
+    /// before its parent), and the sync metadata columns.
+    static func createTable(_ entity: Entity) -> String {
+        var columns = ["\"id\" INTEGER PRIMARY KEY"]
+        for field in entity.fields {
+            var column = "\(Database.quote(field.name)) \(columnType(field.type))"
+            if let target = field.type.referenceTarget {
+                column += " REFERENCES \(Database.quote(target))(\"id\") DEFERRABLE INITIALLY DEFERRED"
+            }
+            columns.append(column)
+        }
+        columns += [
+            "\"\(stampsColumn)\" BLOB NOT NULL",
+            "\"\(pendingColumn)\" INTEGER NOT NULL DEFAULT 0",
+            "\"\(revisionColumn)\" INTEGER",
+            "\"\(ancestorColumn)\" BLOB",
+        ]
+        return "CREATE TABLE \(Database.quote(entity.name)) (\n  " + columns.joined(separator: ",\n  ") + "\n)"
+    }
+
+    /// The store's own tables.
+    static let metadataTables = """
+        CREATE TABLE "__fm_state" ("key" TEXT PRIMARY KEY, "value" ANY) STRICT;
+        CREATE TABLE "__fm_outbox" ("seq" INTEGER PRIMARY KEY AUTOINCREMENT, "entity" TEXT NOT NULL,
+          "id" INTEGER NOT NULL, UNIQUE ("entity", "id"));
+        CREATE TABLE "__fm_tombstones" ("entity" TEXT NOT NULL, "id" INTEGER NOT NULL,
+          "deleted" BLOB NOT NULL, "stamps" BLOB NOT NULL, "pending" INTEGER NOT NULL,
+          "revision" INTEGER, "ancestor" BLOB, PRIMARY KEY ("entity", "id")) WITHOUT ROWID;
+        CREATE TABLE "__fm_idmap" ("entity" TEXT NOT NULL, "temporary" INTEGER NOT NULL,
+          "permanent" INTEGER NOT NULL, PRIMARY KEY ("entity", "temporary")) WITHOUT ROWID;
+        """
+
+    /// One line per entity and field, in order: what a stored file must match.
+    static func describe(_ schema: Schema) -> [String] {
+        var lines: [String] = []
+        for entity in schema.entities {
+            lines.append("entity \(entity.name) default=\(entity.defaultStrategy.name) delete=\(entity.deletePolicy.rawValue)"
+                + (entity.recordStrategy.map { " record=\($0.name)" } ?? ""))
+            for field in entity.fields {
+                var line = "  field \(entity.name).\(field.name) \(field.type.name)"
+                if case .reference(let target, let action) = field.type { line += " -> \(target) \(action.rawValue)" }
+                if let strategy = field.strategy { line += " strategy=\(strategy.name)" }
+                lines.append(line)
+            }
+        }
+        return lines
+    }
+
+    /// What differs between a stored description and the expected one, in words.
+    static func differences(stored: [String], expected: [String]) -> String {
+        let storedSet = Set(stored), expectedSet = Set(expected)
+        let missing = expected.filter { !storedSet.contains($0) }
+        let extra = stored.filter { !expectedSet.contains($0) }
+        var parts: [String] = []
+        if !missing.isEmpty { parts.append("the file lacks: " + missing.map { $0.trimmingSpaces }.joined(separator: "; ")) }
+        if !extra.isEmpty { parts.append("the file has instead: " + extra.map { $0.trimmingSpaces }.joined(separator: "; ")) }
+        if parts.isEmpty { parts.append("the same entities and fields in another order") }
+        return parts.joined(separator: "; ")
+    }
+}
+
+extension String {
+    var trimmingSpaces: String { String(drop { $0 == " " }) }
+}
