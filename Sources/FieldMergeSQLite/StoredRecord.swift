@@ -1,0 +1,165 @@
+import FieldMerge
+
+/// An app type that holds the records of one entity: the typed way to use a ``Store``.
+///
+/// ```swift
+/// struct Reminder: StoredRecord {
+///     var id: Int64 = 0
+///     var title = ""
+///     var isDone = false
+///     var listID: Int64?
+///     static let table = RecordTable<Reminder>("reminders", [
+///         .text("title", \.title),
+///         .bool("isDone", \.isDone),
+///         .reference("listID", \.listID, to: "lists", onDelete: .cascade),
+///     ])
+/// }
+/// let schema = try Schema([TodoList.table.entity, Reminder.table.entity])
+/// var reminder = Reminder(title: "Milk")
+/// try store.insert(&reminder)          // reminder.id is now -1, a temporary id
+/// reminder.isDone = true
+/// try store.save(reminder)             // stamps and queues `isDone` only
+/// ```
+public protocol StoredRecord {
+    /// The entity and how its fields map to this type's properties.
+    static var table: RecordTable<Self> { get }
+    /// The record's id; 0 before the first insert.
+    var id: Int64 { get set }
+    /// A blank value that ``RecordTable`` fills from a stored row.
+    init()
+}
+
+/// An entity described through a Swift type's properties.
+public struct RecordTable<Row>: Sendable {
+    public let entity: Entity
+    let columns: [Column<Row>]
+
+    public init(
+        _ name: String, defaultStrategy: FieldStrategy = .lastEditWins, deletePolicy: DeletePolicy = .deleteWins,
+        recordStrategy: (any RecordMergeStrategy)? = nil, _ columns: [Column<Row>]
+    ) {
+        self.columns = columns
+        entity = Entity(
+            name, fields: columns.map(\.field), defaultStrategy: defaultStrategy, deletePolicy: deletePolicy,
+            recordStrategy: recordStrategy)
+    }
+
+    /// The values of `row` in schema order.
+    func values(of row: Row) -> ContiguousArray<Value> {
+        ContiguousArray(columns.map { $0.read(row) })
+    }
+
+    /// A value filled from a stored record.
+    func row(from record: Record) throws(StoreError) -> Row where Row: StoredRecord {
+        var row = Row()
+        row.id = record.id
+        for (index, column) in columns.enumerated() {
+            guard column.write(&row, record.values[index]) else {
+                throw StoreError(.invalidRecord, "field '\(column.field.name)' holds \(record.values[index].kind.rawValue), which the property cannot take",
+                                 entity: entity.name, id: record.id)
+            }
+        }
+        return row
+    }
+}
+
+/// One field of a ``RecordTable``: its name, type and strategy, and the property it maps to.
+public struct Column<Row>: Sendable {
+    public let field: Field
+    let read: @Sendable (Row) -> Value
+    /// Sets the property; false when the value does not fit it.
+    let write: @Sendable (inout Row, Value) -> Bool
+
+    init(_ field: Field, read: @escaping @Sendable (Row) -> Value, write: @escaping @Sendable (inout Row, Value) -> Bool) {
+        self.field = field
+        self.read = read
+        self.write = write
+    }
+
+    /// A column for a property of a type that converts to and from ``Value``.
+    static func mapped<T>(
+        _ name: String, _ type: FieldType, _ path: WritableKeyPath<Row, T> & Sendable, strategy: FieldStrategy?,
+        to value: @escaping @Sendable (T) -> Value, from: @escaping @Sendable (Value) -> T?
+    ) -> Column {
+        Column(Field(name, type, strategy: strategy), read: { value($0[keyPath: path]) }, write: { row, stored in
+            guard let converted = from(stored) else { return false }
+            row[keyPath: path] = converted
+            return true
+        })
+    }
+
+    public static func text(_ name: String, _ path: WritableKeyPath<Row, String> & Sendable, strategy: FieldStrategy? = nil) -> Column {
+        mapped(name, .text, path, strategy: strategy, to: Value.text) { if case .text(let v) = $0 { v } else { nil } }
+    }
+
+    public static func text(_ name: String, _ path: WritableKeyPath<Row, String?> & Sendable, strategy: FieldStrategy? = nil) -> Column {
+        mapped(name, .text, path, strategy: strategy, to: { $0.map(Value.text) ?? .null }) {
+            switch $0 { case .text(let v): .some(v); case .null: .some(nil); default: nil }
+        }
+    }
+
+    public static func integer(_ name: String, _ path: WritableKeyPath<Row, Int64> & Sendable, strategy: FieldStrategy? = nil) -> Column {
+        mapped(name, .integer, path, strategy: strategy, to: Value.integer) { if case .integer(let v) = $0 { v } else { nil } }
+    }
+
+    public static func real(_ name: String, _ path: WritableKeyPath<Row, Double> & Sendable, strategy: FieldStrategy? = nil) -> Column {
+        mapped(name, .real, path, strategy: strategy, to: Value.real) { if case .real(let v) = $0 { v } else { nil } }
+    }
+
+    public static func bool(_ name: String, _ path: WritableKeyPath<Row, Bool> & Sendable, strategy: FieldStrategy? = nil) -> Column {
+        mapped(name, .bool, path, strategy: strategy, to: Value.bool) { if case .bool(let v) = $0 { v } else { nil } }
+    }
+
+    /// Milliseconds since 1970, UTC; nil is null.
+    public static func date(_ name: String, _ path: WritableKeyPath<Row, Int64?> & Sendable, strategy: FieldStrategy? = nil) -> Column {
+        mapped(name, .date, path, strategy: strategy, to: { $0.map(Value.date) ?? .null }) {
+            switch $0 { case .date(let v): .some(v); case .null: .some(nil); default: nil }
+        }
+    }
+
+    public static func blob(_ name: String, _ path: WritableKeyPath<Row, [UInt8]> & Sendable, strategy: FieldStrategy? = nil) -> Column {
+        mapped(name, .blob, path, strategy: strategy, to: Value.blob) { if case .blob(let v) = $0 { v } else { nil } }
+    }
+
+    public static func textSet(_ name: String, _ path: WritableKeyPath<Row, Set<String>> & Sendable, strategy: FieldStrategy? = nil) -> Column {
+        mapped(name, .textSet, path, strategy: strategy, to: { .textSet(TextSet($0)) }) {
+            switch $0 { case .textSet(let v): Set(v.elements); case .null: []; default: nil }
+        }
+    }
+
+    /// The id of a record of `target`, or nil.
+    public static func reference(
+        _ name: String, _ path: WritableKeyPath<Row, Int64?> & Sendable, to target: String, onDelete: ReferenceAction,
+        strategy: FieldStrategy? = nil
+    ) -> Column {
+        mapped(name, .reference(to: target, onDelete: onDelete), path, strategy: strategy, to: { $0.map(Value.integer) ?? .null }) {
+            switch $0 { case .integer(let v): .some(v); case .null: .some(nil); default: nil }
+        }
+    }
+}
+
+extension Store {
+    /// Inserts `record` with a new temporary id, which is written back into it.
+    public func insert<R: StoredRecord>(_ record: inout R) throws(StoreError) {
+        record.id = try insert(R.table.entity.name, values: R.table.values(of: record))
+    }
+
+    /// Saves `record`: only the fields whose value changed are stamped and queued.
+    /// - Returns: The fields that changed.
+    @discardableResult
+    public func save<R: StoredRecord>(_ record: R) throws(StoreError) -> FieldMask {
+        let values = R.table.values(of: record)
+        return try update(R.table.entity.name, id: record.id, set: values.enumerated().map { (field: $0.offset, value: $0.element) })
+    }
+
+    /// The record with this id, or nil (also when it is deleted).
+    public func fetch<R: StoredRecord>(_ type: R.Type, id: Int64) throws(StoreError) -> R? {
+        guard let record = try record(R.table.entity.name, id: id), !record.isDeleted else { return nil }
+        return try R.table.row(from: record)
+    }
+
+    /// Deletes `record`, following the schema's references.
+    public func delete<R: StoredRecord>(_ record: R) throws(StoreError) {
+        try delete(R.table.entity.name, id: record.id)
+    }
+}
