@@ -7,6 +7,7 @@ let package = Package(
         .library(name: "FieldMerge", targets: ["FieldMerge"]),
         .library(name: "FieldMergeJSON", targets: ["FieldMergeJSON"]),
         .library(name: "FieldMergeSQLite", targets: ["FieldMergeSQLite"]),
+        .library(name: "FieldMergeSync", targets: ["FieldMergeSync"]),
         .executable(name: "fieldmerge", targets: ["fieldmerge"]),
     ],
     dependencies: [
@@ -19,6 +20,10 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // Thin persistence on the SQLite C API: app tables, sync metadata, outbox, ids.
         .target(name: "FieldMergeSQLite", dependencies: ["FieldMerge", "CSQLite"]),
+        // zlib, for gzip on the wire.
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        // The revision protocol: wire codec, server logic, client, transports.
+        .target(name: "FieldMergeSync", dependencies: ["FieldMerge", "FieldMergeSQLite", "CZlib"]),
         // JSON documents (schemas, records, merge requests) for tools and tests.
         .target(name: "FieldMergeJSON", dependencies: ["FieldMerge"]),
         // The benchmark workload of BENCHMARKS.md (generator, digests). No Foundation.
@@ -26,12 +31,13 @@ let package = Package(
         .executableTarget(
             name: "fieldmerge",
             dependencies: [
-                "FieldMerge", "FieldMergeJSON", "FieldMergeWorkload", "FieldMergeSQLite",
+                "FieldMerge", "FieldMergeJSON", "FieldMergeWorkload", "FieldMergeSQLite", "FieldMergeSync",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .testTarget(name: "FieldMergeTests", dependencies: ["FieldMerge", "FieldMergeWorkload"]),
         .testTarget(name: "FieldMergeSQLiteTests", dependencies: ["FieldMerge", "FieldMergeSQLite", "FieldMergeWorkload"]),
+        .testTarget(name: "FieldMergeSyncTests", dependencies: ["FieldMerge", "FieldMergeSQLite", "FieldMergeSync", "FieldMergeWorkload"]),
         .testTarget(name: "FieldMergeJSONTests", dependencies: ["FieldMerge", "FieldMergeJSON"]),
         .testTarget(name: "FieldMergeWorkloadTests", dependencies: ["FieldMerge", "FieldMergeWorkload"]),
     ],
