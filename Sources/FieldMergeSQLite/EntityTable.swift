@@ -55,8 +55,9 @@ final class EntityTable {
 }
 
 extension Statement {
-    /// Binds a field value at `index` as its column stores it.
-    func bindField(_ value: Value, at index: Int32) throws(SQLiteError) {
+    /// Binds a field value at `index` as a FieldMerge column stores it: bools as 0/1, dates
+    /// as integer milliseconds, text sets as a JSON array of strings.
+    public func bindField(_ value: Value, at index: Int32) throws(SQLiteError) {
         switch value {
         case .null: try bindNull(at: index)
         case .integer(let v), .date(let v): try bind(v, at: index)
@@ -70,7 +71,7 @@ extension Statement {
 
     /// Reads column `column` as a value of `type`; nil when the stored value does not fit
     /// (a row written by hand with the wrong type).
-    func value(_ column: Int32, as type: FieldType) -> Value? {
+    public func value(_ column: Int32, as type: FieldType) -> Value? {
         if isNull(column) { return .null }
         switch (type, value(column)) {
         case (.integer, .integer(let v)), (.reference, .integer(let v)): return .integer(v)

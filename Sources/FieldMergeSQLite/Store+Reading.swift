@@ -83,6 +83,17 @@ extension Store {
         return changes
     }
 
+    /// The records that have something waiting in the outbox, as "entity#id". A record not in
+    /// it equals its ancestor: what the server sends for it can be taken as it is.
+    public func outboxKeys() throws(StoreError) -> Set<String> {
+        let marks = try sqlite { () throws(SQLiteError) in try database.rows("SELECT \"entity\", \"id\" FROM \"__fm_outbox\"") }
+        var keys: Set<String> = []
+        for mark in marks {
+            if case .text(let entity) = mark[0], case .integer(let id) = mark[1] { keys.insert("\(entity)#\(id)") }
+        }
+        return keys
+    }
+
     /// How many records wait in the outbox (before coalescing away what needs no sending).
     public func outboxCount() throws(StoreError) -> Int {
         let count = try sqlite { () throws(SQLiteError) in try database.scalar("SELECT count(*) FROM \"__fm_outbox\"") }

@@ -171,3 +171,14 @@ public final class Store {
         }
     }
 }
+
+extension Store {
+    /// Advances the clock past stamps received from the server (see ``HybridClock/observe(_:)``).
+    /// The clock is persisted with the next write.
+    public func observe(_ stamps: some Sequence<Stamp>) {
+        for stamp in stamps where !stamp.isNone { clock.observe(stamp) }
+    }
+
+    /// A fresh stamp of this replica's clock (for values a merge computes).
+    public func nextStamp() -> Stamp { clock.now() }
+}

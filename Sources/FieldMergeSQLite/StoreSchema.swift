@@ -10,14 +10,7 @@ enum StoreSchema {
     static let revisionColumn = "__fm_revision"
     static let ancestorColumn = "__fm_ancestor"
 
-    static func columnType(_ type: FieldType) -> String {
-        switch type {
-        case .integer, .bool, .date, .reference: return "INTEGER"
-        case .real: return "REAL"
-        case .text, .textSet: return "TEXT"
-        case .blob: return "BLOB"
-        }
-    }
+    static func columnType(_ type: FieldType) -> String { type.sqliteColumnType }
 
     /// `CREATE TABLE` for one entity: an integer primary key, a typed column per field,
     /// foreign keys for references (checked at commit, so a transaction may write a child
@@ -83,4 +76,16 @@ enum StoreSchema {
 
 extension String {
     var trimmingSpaces: String { String(drop { $0 == " " }) }
+}
+
+extension FieldType {
+    /// The SQLite column type a FieldMerge table declares for a field of this type.
+    public var sqliteColumnType: String {
+        switch self {
+        case .integer, .bool, .date, .reference: return "INTEGER"
+        case .real: return "REAL"
+        case .text, .textSet: return "TEXT"
+        case .blob: return "BLOB"
+        }
+    }
 }

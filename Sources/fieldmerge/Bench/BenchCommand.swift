@@ -1,10 +1,10 @@
 import ArgumentParser
 
-struct BenchCommand: ParsableCommand {
+struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Measures FieldMerge on the workload of BENCHMARKS.md; prints one JSON line per step.",
-        subcommands: [MergeBench.self, StoreBench.self]
+        subcommands: [MergeBench.self, StoreBench.self, CodecBench.self, SyncBench.self]
     )
 }
 

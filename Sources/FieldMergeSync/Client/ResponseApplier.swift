@@ -1,0 +1,164 @@
+import FieldMerge
+import FieldMergeSQLite
+
+/// Turns one response into one store transaction: every record the server sent is merged
+/// with what the replica has now, and the server's version becomes its ancestor.
+struct ResponseApplier {
+    let store: Store
+    /// What the request carried, by "entity#id".
+    let sent: [String: PendingChange]
+
+    struct Outcome {
+        var received = 0, merged = 0, conflictingChangeSets = 0
+        var conflicts: [FieldConflict] = []
+        /// Records answered as conflicts although the revision sent was current: refused by
+        /// the server (or caught in a change set another record made conflict).
+        var refused: Set<String> = []
+    }
+
+    /// Records refused once already in this sync: a second refusal adopts the server's truth.
+    var refusedBefore: Set<String> = []
+
+    /// The latest known state of each record touched so far, so that a record appearing twice
+    /// (catch-up, then the answer to what was sent) is merged against the first result.
+    private var overlay: [String: AcknowledgedRecord] = [:]
+    private var order: [String] = []
+    private var remaps: [(entity: String, temporary: Int64, permanent: Int64)] = []
+    /// The permanent ids of this response, by entity and temporary id, for foreign keys.
+    private var permanent: [String: [Int64: Int64]] = [:]
+    private var outcome = Outcome()
+    private var context = MergeContext()
+    /// Records with local changes ("entity#id"); every other record takes the server's version.
+    private var localChanges: Set<String> = []
+
+    init(store: Store, pending: [PendingChange]) {
+        self.store = store
+        var sent: [String: PendingChange] = [:]
+        for change in pending { sent["\(change.entity)#\(change.id)"] = change }
+        self.sent = sent
+    }
+
+    /// Applies `response`; change sets from position `answersFrom` on answer what was sent.
+    mutating func apply(_ response: SyncResponse, answersFrom: Int) throws -> Outcome {
+        for changeSet in response.changeSets {
+            for entity in changeSet.entities {
+                for record in entity.records { store.observe(record.stamps ?? []) }
+            }
+        }
+        context = MergeContext(resolutionStamp: store.nextStamp())
+        localChanges = try store.outboxKeys()
+        for changeSet in response.changeSets where changeSet.conflict != true {
+            for changes in changeSet.entities {
+                for record in changes.records {
+                    if let oldID = record.oldID { permanent[changes.entity, default: [:]][oldID] = record.id }
+                }
+            }
+        }
+        for (position, changeSet) in response.changeSets.enumerated() {
+            let isAnswer = position >= answersFrom
+            if changeSet.conflict == true { outcome.conflictingChangeSets += 1 }
+            for changes in changeSet.entities {
+                let entity = try store.schema.requireEntity(changes.entity)
+                let deleted = Set(changes.delete)
+                for wire in changes.records {
+                    outcome.received += 1
+                    let remote = Self.record(wire, entity: entity, deleted: deleted.contains(wire.id), stamp: context.resolutionStamp)
+                    let confirmation = isAnswer && changeSet.conflict != true
+                    let key = "\(entity.name)#\(wire.id)"
+                    if isAnswer, changeSet.conflict == true, let revision = wire.revision, sent[key]?.revision == revision {
+                        guard refusedBefore.contains(key) else {
+                            outcome.refused.insert(key)
+                            try take(remote, revision: revision, oldID: nil, confirmation: false, entity: entity)
+                            continue
+                        }
+                        // Refused twice on a current revision: the server will not take it.
+                        if overlay[key] == nil { order.append(key) }
+                        overlay[key] = AcknowledgedRecord(remote, revision: revision)
+                        continue
+                    }
+                    try take(remote, revision: wire.revision ?? 0, oldID: wire.oldID, confirmation: confirmation, entity: entity)
+                }
+            }
+        }
+        try store.apply(ServerChanges(remaps: remaps, records: order.map { overlay[$0]! }, maxRevision: response.maxRevision))
+        return outcome
+    }
+
+    /// The record the wire describes; a deleted one carries a tombstone.
+    static func record(_ wire: WireRecord, entity: Entity, deleted: Bool, stamp: Stamp) -> Record {
+        Record(
+            entity: entity.name, id: wire.id, values: wire.values,
+            stamps: wire.stamps ?? ContiguousArray(repeating: .none, count: entity.fields.count),
+            tombstone: deleted ? stamp : nil)
+    }
+
+    private mutating func take(_ remote: Record, revision: Int64, oldID: Int64?, confirmation: Bool, entity: Entity) throws {
+        let key = "\(entity.name)#\(remote.id)"
+        let localID = oldID ?? remote.id
+        if let oldID { remaps.append((entity.name, oldID, remote.id)) }
+        let sentChange = confirmation ? sent["\(entity.name)#\(localID)"] : nil
+        if sentChange == nil, overlay[key] == nil, !localChanges.contains("\(entity.name)#\(localID)") {
+            // Nothing local to merge: the server's version is the record and its ancestor.
+            order.append(key)
+            overlay[key] = AcknowledgedRecord(remote, revision: revision)
+            return
+        }
+        // What this replica has now, and what it last had acknowledged.
+        var local: Record?, ancestor: Record?
+        if let known = overlay[key] {
+            local = known.record
+            ancestor = known.ancestor
+        } else {
+            local = try store.record(entity.name, id: localID).map { rewritten($0.renumbered(remote.id), entity) }
+            ancestor = try store.ancestor(entity.name, id: localID)?.record.renumbered(remote.id)
+        }
+        let acknowledged: AcknowledgedRecord
+        if let sentChange, let current = local {
+            // The server confirmed what was sent: fields unchanged since sending take the
+            // server's version (permanent foreign keys, clamped stamps); later edits stay pending.
+            var base = rewritten(sentChange.record.renumbered(remote.id), entity)
+            if remote.isDeleted { base.tombstone = remote.tombstone }
+            let result = try ThreeWayMerge.merge(entity, ancestor: base, local: current, remote: remote, context: context)
+            acknowledged = AcknowledgedRecord(record: result.merged, ancestor: remote, revision: revision)
+        } else if let current = local, try hasLocalChanges(current, ancestor: ancestor, entity: entity) {
+            let result = try ThreeWayMerge.merge(entity, ancestor: ancestor, local: current, remote: remote, context: context)
+            outcome.merged += 1
+            outcome.conflicts += result.conflicts
+            acknowledged = AcknowledgedRecord(record: result.merged, ancestor: remote, revision: revision)
+        } else {
+            guard !(remote.isDeleted && local == nil) else { return }  // a delete of something never seen
+            acknowledged = AcknowledgedRecord(remote, revision: revision)
+        }
+        if overlay[key] == nil { order.append(key) }
+        overlay[key] = acknowledged
+    }
+
+    /// `record` with foreign keys to temporary ids this response made permanent replaced:
+    /// the server rewrote them without a new stamp, so a stamp comparison cannot see it.
+    private func rewritten(_ record: Record, _ entity: Entity) -> Record {
+        guard !permanent.isEmpty else { return record }
+        var copy = record
+        for (index, field) in entity.fields.enumerated() {
+            guard let target = field.type.referenceTarget, case .integer(let id) = record.values[index], id < 0,
+                let mapped = permanent[target]?[id]
+            else { continue }
+            copy.values[index] = .integer(mapped)
+        }
+        return copy
+    }
+
+    private func hasLocalChanges(_ local: Record, ancestor: Record?, entity: Entity) throws -> Bool {
+        guard let ancestor else { return true }
+        if local.isDeleted != ancestor.isDeleted { return true }
+        return local.stamps != ancestor.stamps || local.values != ancestor.values
+    }
+}
+
+extension Record {
+    /// This record under another id.
+    func renumbered(_ id: Int64) -> Record {
+        var copy = self
+        copy.id = id
+        return copy
+    }
+}

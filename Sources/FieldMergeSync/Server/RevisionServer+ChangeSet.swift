@@ -1,0 +1,209 @@
+import FieldMerge
+import FieldMergeSQLite
+
+extension RevisionServer {
+    /// Applies one change set in one transaction at revision `maxRevision + 1`, or answers it
+    /// as a conflict with the true state of every record it touched.
+    func apply(_ changeSet: ChangeSet, idMap: inout [String: [Int64: Int64]]) throws -> ChangeSet {
+        var attempt = ChangeSetAttempt(revision: maxRevision + 1, idMap: idMap)
+        let savedClock = clock
+        do {
+            let answer = try database.transaction(.immediate) { () throws -> ChangeSet in
+                try applyInTransaction(changeSet, &attempt)
+            }
+            maxRevision = attempt.revision
+            idMap = attempt.idMap
+            return answer
+        } catch ServerRefusal.conflict(let touched) {
+            clock = savedClock
+            return try truth(for: changeSet, touched: touched, idMap: idMap)
+        } catch let error as SQLiteError where error.isConstraint {
+            // A foreign key to a record that is gone, found at commit: the client learns the truth.
+            clock = savedClock
+            return try truth(for: changeSet, touched: attempt.touched, idMap: idMap)
+        } catch ServerRefusal.unknownEntity(let entity) {
+            throw SyncServerError(code: .badRequest, message: "unknown entity '\(entity)'")
+        } catch ServerRefusal.invalid(let message) {
+            throw SyncServerError(code: .badRequest, message: message)
+        }
+    }
+
+    struct ChangeSetAttempt {
+        var revision: Int64
+        var idMap: [String: [Int64: Int64]]
+        var answers: [String: EntityChanges] = [:]
+        var order: [String] = []
+        var touched: [(entity: String, id: Int64)] = []
+
+        mutating func answer(_ entity: String, _ change: (inout EntityChanges) -> Void) {
+            if answers[entity] == nil {
+                answers[entity] = EntityChanges(entity: entity, create: [], update: [], delete: [], records: [])
+                order.append(entity)
+            }
+            change(&answers[entity]!)
+        }
+
+        func resolve(_ entity: String, _ id: Int64) -> Int64 { id < 0 ? idMap[entity]?[id] ?? id : id }
+    }
+
+    private func applyInTransaction(_ changeSet: ChangeSet, _ attempt: inout ChangeSetAttempt) throws -> ChangeSet {
+        for changes in changeSet.entities {
+            _ = try table(changes.entity)
+            for temporary in changes.create {
+                guard temporary < 0 else { throw ServerRefusal.invalid("created ids must be negative temporary ids, got \(temporary)") }
+                attempt.idMap[changes.entity, default: [:]][temporary] = try nextID(changes.entity)
+            }
+        }
+        for changes in changeSet.entities {
+            let table = try table(changes.entity)
+            var records: [Int64: WireRecord] = [:]
+            for record in changes.records { records[record.id] = record }
+            for temporary in changes.create {
+                guard let wire = records[temporary] else { throw ServerRefusal.invalid("no attributes for created \(changes.entity) \(temporary)") }
+                try create(wire, in: table, &attempt)
+            }
+            for id in changes.update {
+                guard let wire = records[id] else { throw ServerRefusal.invalid("no attributes for updated \(changes.entity) \(id)") }
+                try update(wire, in: table, &attempt)
+            }
+            for id in changes.delete {
+                try delete(attempt.resolve(changes.entity, id), sentRevision: records[id]?.revision, in: table, &attempt)
+            }
+        }
+        try saveState(revision: attempt.revision)
+        return ChangeSet(entities: attempt.order.map { attempt.answers[$0]! }, conflict: false)
+    }
+
+    private func saveState(revision: Int64) throws {
+        let saved = maxRevision
+        maxRevision = revision
+        defer { maxRevision = saved }
+        try saveState()
+    }
+
+    /// A value with references to temporary ids replaced by the permanent ids of this request.
+    private func rewrite(_ value: Value, field: Field, _ attempt: ChangeSetAttempt) -> Value {
+        guard let target = field.type.referenceTarget, case .integer(let id) = value, id < 0 else { return value }
+        return .integer(attempt.resolve(target, id))
+    }
+
+    /// The stamp to store for an incoming one: clamped to the server's clock plus the skew
+    /// bound; a fresh server stamp when the client sent none.
+    private func accept(_ stamp: Stamp?) -> Stamp {
+        guard let stamp, !stamp.isNone else { return clock.now() }
+        clock.observe(stamp)
+        return stamp.clamped(toAtMost: clock.acceptanceLimit())
+    }
+
+    private func authorize(_ entity: String, _ id: Int64, _ kind: ChangeKind, _ attempt: ChangeSetAttempt) throws {
+        if let authorize = options.authorize, !authorize(entity, id, kind) {
+            throw ServerRefusal.conflict(touched: attempt.touched + [(entity, id)])
+        }
+    }
+
+    private func create(_ wire: WireRecord, in table: ServerTable, _ attempt: inout ChangeSetAttempt) throws {
+        let id = attempt.resolve(table.entity.name, wire.id)
+        try authorize(table.entity.name, id, .create, attempt)
+        var values = ContiguousArray<Value>(), stamps = ContiguousArray<Stamp>()
+        for (index, field) in table.entity.fields.enumerated() {
+            values.append(wire.present.contains(index) ? rewrite(wire.values[index], field: field, attempt) : .null)
+            stamps.append(accept(wire.stamps?[index]))
+        }
+        let row = ServerRow(
+            record: Record(entity: table.entity.name, id: id, values: values, stamps: stamps),
+            revision: attempt.revision, created: attempt.revision)
+        try writeRow(table, row)
+        attempt.answer(table.entity.name) {
+            $0.create.append(id)
+            $0.records.append(wireRecord(row, table: table, oldID: wire.id))
+        }
+    }
+
+    private func update(_ wire: WireRecord, in table: ServerTable, _ attempt: inout ChangeSetAttempt) throws {
+        let id = attempt.resolve(table.entity.name, wire.id)
+        attempt.touched.append((table.entity.name, id))
+        guard var row = try readRow(table, id: id), wire.revision == row.revision else {
+            throw ServerRefusal.conflict(touched: attempt.touched)
+        }
+        try authorize(table.entity.name, id, .update, attempt)
+        for index in wire.present {
+            row.record.set(index, rewrite(wire.values[index], field: table.entity.fields[index], attempt),
+                           stamp: accept(wire.stamps?[index]))
+        }
+        row.revision = attempt.revision
+        try writeRow(table, row)
+        attempt.answer(table.entity.name) {
+            $0.update.append(id)
+            $0.records.append(wireRecord(row, table: table))
+        }
+    }
+
+    /// Deletes a record and follows the schema's references: cascade deletes, setNull
+    /// clears, restrict refuses (a conflict).
+    private func delete(_ id: Int64, sentRevision: Int64?, in table: ServerTable, _ attempt: inout ChangeSetAttempt) throws {
+        attempt.touched.append((table.entity.name, id))
+        guard let row = try readRow(table, id: id), sentRevision == nil || sentRevision == row.revision else {
+            throw ServerRefusal.conflict(touched: attempt.touched)
+        }
+        if sentRevision != nil { try authorize(table.entity.name, id, .delete, attempt) }
+        attempt.answer(table.entity.name) { _ in }  // the deleted entity is listed before what it cascades to
+        for reference in table.referencedBy {
+            let child = try self.table(reference.entity)
+            let column = Database.quote(child.entity.fields[reference.field].name)
+            for match in try database.rows("SELECT \"id\" FROM \(child.table) WHERE \(column) = ? ORDER BY \"id\"", [.integer(id)]) {
+                guard case .integer(let childID) = match.first else { continue }
+                switch reference.action {
+                case .restrict:
+                    throw ServerRefusal.conflict(touched: attempt.touched + [(child.entity.name, childID)])
+                case .cascade:
+                    try delete(childID, sentRevision: nil, in: child, &attempt)
+                case .setNull:
+                    guard var childRow = try readRow(child, id: childID) else { continue }
+                    attempt.touched.append((child.entity.name, childID))
+                    childRow.record.set(reference.field, .null, stamp: clock.now())
+                    childRow.revision = attempt.revision
+                    try writeRow(child, childRow)
+                    attempt.answer(child.entity.name) {
+                        $0.update.append(childID)
+                        $0.records.append(wireRecord(childRow, table: child))
+                    }
+                }
+            }
+        }
+        let revision = attempt.revision
+        try deleteRow(table, id: id, tombstone: clock.now(), revision: revision)
+        attempt.answer(table.entity.name) {
+            $0.delete.append(id)
+            $0.records.append(deletedRecord(id, table: table, revision: revision))
+        }
+    }
+
+    /// The answer to a conflicting change set: the server's true state of every record the
+    /// change set named or reached, each under update (alive) or delete (deleted).
+    private func truth(for changeSet: ChangeSet, touched: [(entity: String, id: Int64)], idMap: [String: [Int64: Int64]]) throws -> ChangeSet {
+        var wanted: [(entity: String, id: Int64)] = []
+        var seen: Set<String> = []
+        func add(_ entity: String, _ id: Int64) {
+            let resolved = id < 0 ? idMap[entity]?[id] ?? id : id
+            if resolved > 0, seen.insert("\(entity)#\(resolved)").inserted { wanted.append((entity, resolved)) }
+        }
+        for changes in changeSet.entities {
+            for id in changes.update + changes.delete { add(changes.entity, id) }
+        }
+        for (entity, id) in touched { add(entity, id) }
+        var byEntity: [String: EntityChanges] = [:]
+        var order: [String] = []
+        for (entity, id) in wanted {
+            let table = try self.table(entity)
+            if byEntity[entity] == nil { byEntity[entity] = EntityChanges(entity: entity, create: [], update: [], delete: [], records: []); order.append(entity) }
+            if let row = try readRow(table, id: id) {
+                byEntity[entity]!.update.append(id)
+                byEntity[entity]!.records.append(wireRecord(row, table: table))
+            } else if let revision = try deletedRevision(entity, id: id) {
+                byEntity[entity]!.delete.append(id)
+                byEntity[entity]!.records.append(deletedRecord(id, table: table, revision: revision))
+            }
+        }
+        return ChangeSet(entities: order.map { byEntity[$0]! }, conflict: true)
+    }
+}

@@ -1,0 +1,125 @@
+import FieldMerge
+import FieldMergeSQLite
+
+/// A request the server cannot process at all (answered with HTTP 400 and no change).
+public struct SyncServerError: Error, Equatable, Sendable, CustomStringConvertible {
+    public enum Code: String, Sendable { case badRequest, storage }
+    public var code: Code
+    public var message: String
+    public var description: String { "\(code.rawValue): \(message)" }
+}
+
+extension RevisionServer {
+    /// Answers one request: first what the client missed since its `maxRevision` (one change
+    /// set, at most `limit` records, ending on a revision boundary, `hasMore` when cut), then
+    /// one change set per change set it sent, in order, confirmed or marked as a conflict with
+    /// the server's truth.
+    ///
+    /// A request with change sets whose `clientID` and `requestID` equal that client's
+    /// previous such request is a retry whose answer was lost: it gets the same answer again and changes nothing. The
+    /// whole request is one transaction (each change set a savepoint in it), so a crash never
+    /// leaves change sets committed without the answer that a retry would need.
+    public func handle(_ request: SyncRequest) throws(SyncServerError) -> SyncResponse {
+        let savedRevision = maxRevision, savedClock = clock
+        do {
+            // Only requests that change something are remembered: a pure catch-up must read the
+            // log anew each time.
+            let remembered = !request.changeSets.isEmpty
+            if remembered, let client = request.clientID, let id = request.requestID, let replay = try reply(client: client, request: id) {
+                return replay
+            }
+            return try database.transaction(.immediate) { () throws -> SyncResponse in
+                let limit = max(1, request.limit ?? options.defaultPageLimit)
+                let page = try catchUp(after: request.maxRevision, limit: limit)
+                var answers: [ChangeSet] = page.changeSet.map { [$0] } ?? []
+                var idMap: [String: [Int64: Int64]] = [:]
+                for changeSet in request.changeSets {
+                    answers.append(try apply(changeSet, idMap: &idMap))
+                }
+                let response = SyncResponse(maxRevision: page.hasMore ? page.end : maxRevision, changeSets: answers, hasMore: page.hasMore)
+                if remembered, let client = request.clientID, let id = request.requestID {
+                    try database.run(
+                        "INSERT OR REPLACE INTO \"__fm_replies\" (\"client\", \"request\", \"response\") VALUES (?, ?, ?)",
+                        [.text(client), .text(id), .blob(codec.encode(response))])
+                }
+                return response
+            }
+        } catch let error as SyncServerError {
+            (maxRevision, clock) = (savedRevision, savedClock)
+            throw error
+        } catch let error as SQLiteError {
+            (maxRevision, clock) = (savedRevision, savedClock)
+            throw SyncServerError(code: .storage, message: error.description)
+        } catch {
+            (maxRevision, clock) = (savedRevision, savedClock)
+            throw SyncServerError(code: .badRequest, message: "\(error)")
+        }
+    }
+
+    /// The stored answer to `client`'s last request, if `request` is that request.
+    private func reply(client: String, request: String) throws -> SyncResponse? {
+        let statement = try database.statement(
+            "SELECT \"response\" FROM \"__fm_replies\" WHERE \"client\" = ? AND \"request\" = ?")
+        defer { statement.reset() }
+        try statement.bind(client, at: 1)
+        try statement.bind(request, at: 2)
+        guard try statement.step() else { return nil }
+        return try codec.decodeResponse(statement.blob(0))
+    }
+
+    // MARK: Catch-up
+
+    struct Page { var changeSet: ChangeSet?; var end: Int64; var hasMore: Bool }
+
+    /// The records changed after `revision`, read from the log in revision order.
+    func catchUp(after revision: Int64, limit: Int) throws -> Page {
+        var rows = try database.rows(
+            "SELECT \"entity\", \"id\", \"revision\" FROM \"__fm_log\" WHERE \"revision\" > ? ORDER BY \"revision\", \"entity\", \"id\" LIMIT ?",
+            [.integer(revision), .integer(Int64(limit) + 1)])
+        guard !rows.isEmpty else { return Page(changeSet: nil, end: revision, hasMore: false) }
+        let hasMore = rows.count > limit
+        if hasMore {
+            let cut = rows[limit][2]
+            rows.removeLast(rows.count - limit)
+            if rows.last?[2] == cut {
+                // Never split a revision: drop it, or take all of it when it is the only one.
+                let kept = rows.filter { $0[2] != cut }
+                rows = kept.isEmpty
+                    ? try database.rows(
+                        "SELECT \"entity\", \"id\", \"revision\" FROM \"__fm_log\" WHERE \"revision\" = ? ORDER BY \"entity\", \"id\"", [cut])
+                    : kept
+            }
+        }
+        var byEntity: [String: EntityChanges] = [:]
+        for row in rows {
+            guard case .text(let entity) = row[0], case .integer(let id) = row[1], let table = tables[entity] else { continue }
+            // Appended in place: a copy out of the dictionary and back would copy every record.
+            if let stored = try readRow(table, id: id) {
+                if stored.created > revision {
+                    byEntity[entity, default: EntityChanges(entity: entity)].create.append(id)
+                } else {
+                    byEntity[entity, default: EntityChanges(entity: entity)].update.append(id)
+                }
+                byEntity[entity, default: EntityChanges(entity: entity)].records.append(wireRecord(stored, table: table))
+            } else if let deleted = try deletedRevision(entity, id: id) {
+                byEntity[entity, default: EntityChanges(entity: entity)].delete.append(id)
+                byEntity[entity, default: EntityChanges(entity: entity)].records.append(deletedRecord(id, table: table, revision: deleted))
+            }
+        }
+        let entities = schema.entities.compactMap { byEntity[$0.name] }
+        guard case .integer(let end)? = rows.last?[2] else { return Page(changeSet: nil, end: revision, hasMore: false) }
+        return Page(changeSet: ChangeSet(entities: entities, conflict: nil), end: end, hasMore: hasMore)
+    }
+
+    func wireRecord(_ row: ServerRow, table: ServerTable, oldID: Int64? = nil) -> WireRecord {
+        WireRecord(
+            id: row.record.id, present: table.entity.allFields, values: row.record.values, stamps: row.record.stamps,
+            revision: row.revision, oldID: oldID)
+    }
+
+    func deletedRecord(_ id: Int64, table: ServerTable, revision: Int64) -> WireRecord {
+        WireRecord(
+            id: id, present: FieldMask(), values: ContiguousArray(repeating: .null, count: table.entity.fields.count),
+            stamps: nil, revision: revision, oldID: nil)
+    }
+}

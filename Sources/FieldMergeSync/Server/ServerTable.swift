@@ -1,0 +1,109 @@
+import FieldMerge
+import FieldMergeSQLite
+
+/// One entity's table on the server: typed columns, the field stamps, the revision of the
+/// last change and the revision that created the record.
+final class ServerTable {
+    let entity: Entity
+    let table: String
+    let insert: String
+    let select: String
+    let delete: String
+    var referencedBy: [(entity: String, field: Int, action: ReferenceAction)] = []
+
+    init(_ entity: Entity) {
+        self.entity = entity
+        table = Database.quote(entity.name)
+        let columns = ["\"id\""] + entity.fields.map { Database.quote($0.name) }
+            + ["\"__fm_stamps\"", "\"__fm_revision\"", "\"__fm_created\""]
+        insert = "INSERT OR REPLACE INTO \(table) (\(columns.joined(separator: ", "))) VALUES ("
+            + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
+        select = "SELECT \(columns.joined(separator: ", ")) FROM \(table) WHERE \"id\" = ?"
+        delete = "DELETE FROM \(table) WHERE \"id\" = ?"
+    }
+
+    var createTable: String {
+        var columns = ["\"id\" INTEGER PRIMARY KEY"]
+        for field in entity.fields {
+            var column = "\(Database.quote(field.name)) \(field.type.sqliteColumnType)"
+            if let target = field.type.referenceTarget {
+                column += " REFERENCES \(Database.quote(target))(\"id\") DEFERRABLE INITIALLY DEFERRED"
+            }
+            columns.append(column)
+        }
+        columns += ["\"__fm_stamps\" BLOB NOT NULL", "\"__fm_revision\" INTEGER NOT NULL", "\"__fm_created\" INTEGER NOT NULL"]
+        return "CREATE TABLE \(table) (" + columns.joined(separator: ", ") + ")"
+    }
+}
+
+/// A record as the server holds it.
+struct ServerRow {
+    var record: Record
+    var revision: Int64
+    var created: Int64
+}
+
+extension RevisionServer {
+    func readRow(_ table: ServerTable, id: Int64) throws(SQLiteError) -> ServerRow? {
+        let statement = try database.statement(table.select)
+        defer { statement.reset() }
+        try statement.bind(id, at: 1)
+        guard try statement.step() else { return nil }
+        var values = ContiguousArray<Value>()
+        for (index, field) in table.entity.fields.enumerated() {
+            guard let value = statement.value(Int32(index + 1), as: field.type) else {
+                throw SQLiteError(code: 11, message: "column \(table.entity.name).\(field.name) of \(id) is not \(field.type.name)")
+            }
+            values.append(value)
+        }
+        let count = table.entity.fields.count
+        let stamps: Result<ContiguousArray<Stamp>, RecordCodingError> = statement.withBlob(Int32(count + 1)) { bytes in
+            Result { () throws(RecordCodingError) in try RecordCoding.decodeStamps(bytes, count: count) }
+        }
+        guard case .success(let decoded) = stamps else {
+            throw SQLiteError(code: 11, message: "stamps of \(table.entity.name)#\(id) are damaged")
+        }
+        return ServerRow(
+            record: Record(entity: table.entity.name, id: id, values: values, stamps: decoded),
+            revision: statement.int64(Int32(count + 2)), created: statement.int64(Int32(count + 3)))
+    }
+
+    func writeRow(_ table: ServerTable, _ row: ServerRow) throws(SQLiteError) {
+        let statement = try database.statement(table.insert)
+        defer { statement.reset() }
+        try statement.bind(row.record.id, at: 1)
+        for (index, value) in row.record.values.enumerated() { try statement.bindField(value, at: Int32(index + 2)) }
+        var stamps: [UInt8] = []
+        RecordCoding.encodeStamps(row.record.stamps, into: &stamps)
+        let count = Int32(table.entity.fields.count)
+        try statement.bind(stamps, at: count + 2)
+        try statement.bind(row.revision, at: count + 3)
+        try statement.bind(row.created, at: count + 4)
+        try statement.execute()
+        try logChange(table.entity.name, id: row.record.id, revision: row.revision)
+    }
+
+    func deleteRow(_ table: ServerTable, id: Int64, tombstone: Stamp, revision: Int64) throws(SQLiteError) {
+        try database.run(table.delete, [.integer(id)])
+        var stamp: [UInt8] = []
+        RecordCoding.encodeStamps([tombstone], into: &stamp)
+        try database.run(
+            "INSERT OR REPLACE INTO \"__fm_deleted\" (\"entity\", \"id\", \"revision\", \"stamp\") VALUES (?, ?, ?, ?)",
+            [.text(table.entity.name), .integer(id), .integer(revision), .blob(stamp)])
+        try logChange(table.entity.name, id: id, revision: revision)
+    }
+
+    /// The revision at which a deleted record was deleted, or nil.
+    func deletedRevision(_ entity: String, id: Int64) throws(SQLiteError) -> Int64? {
+        let value = try database.scalar(
+            "SELECT \"revision\" FROM \"__fm_deleted\" WHERE \"entity\" = ? AND \"id\" = ?", [.text(entity), .integer(id)])
+        if case .integer(let revision)? = value { return revision }
+        return nil
+    }
+
+    private func logChange(_ entity: String, id: Int64, revision: Int64) throws(SQLiteError) {
+        try database.run(
+            "INSERT OR REPLACE INTO \"__fm_log\" (\"entity\", \"id\", \"revision\") VALUES (?, ?, ?)",
+            [.text(entity), .integer(id), .integer(revision)])
+    }
+}

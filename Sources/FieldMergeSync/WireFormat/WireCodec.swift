@@ -1,0 +1,243 @@
+import FieldMerge
+
+/// Reads and writes sync bodies as JSON, typed through a schema.
+///
+/// The wire format is the objc.io case study's (see `PROTOCOL.md`):
+/// ```json
+/// { "maxRevision": 1000,
+///   "changeSets": [
+///     { "types": ["screen_instances"],
+///       "screen_instances": { "create": [-10], "update": [], "delete": [],
+///         "attributes": { "-10": { "screen_id": 749, "date": "2014-02-01 13:15:23.487+01" } } } } ] }
+/// ```
+/// plus FieldMerge's optional extensions: `"__stamps__": {"field": [clock, replica]}` in a
+/// record's attributes, `"clientID"`, `"requestID"`, `"limit"` (requests) and `"hasMore"`
+/// (responses) at the top level.
+///
+/// **Values** are typed by their field: integers and references are JSON integers; reals
+/// JSON numbers (integers accepted), written in their shortest round-trip form; text JSON
+/// strings; bools `true`/`false`; dates `"2014-02-01 13:15:23.487+00"`, always written in
+/// UTC with milliseconds (years beyond 0...9999 with a sign or more digits) and read with
+/// any `±HH` or `±HH:MM` offset, `Z`, a `T` separator, 0–3 fraction digits, or as an integer
+/// of milliseconds since 1970; blobs standard base64 with padding; text sets arrays of
+/// strings; any field may be `null`. A stamp is `[clock, replica]`, each part a JSON integer,
+/// or a string of decimal digits when it is 2^63 or more (as `RecordDocument` writes them);
+/// ``Stamp/none`` is left out of `"__stamps__"`, so a record whose stamps are all none
+/// travels as `"__stamps__": {}` and one without stamps has no such key. Record ids (list
+/// entries and attribute keys, the latter in canonical decimal) span all of Int64;
+/// `maxRevision` and `revision` are non-negative; `limit` is within 1...2^31 − 1;
+/// `"hasMore"` is written only when true.
+///
+/// **Decoding** is strict where the schema speaks and lenient only where the format must
+/// grow: unknown top-level keys are skipped (after checking they are well-formed JSON
+/// within ``WireLimits/maxDepth``), so a newer peer can add extensions; an unknown entity,
+/// field or entity-object key, a wrong type, a duplicate key (where the key is read: two
+/// skipped unknown keys of one name are not compared), invalid UTF-8 (`malformedJSON`) or a
+/// lone surrogate (`invalidValue`) is a ``WireError`` carrying the byte offset. A change
+/// set's `types` and its entity objects must match one to one. Top-level extension keys may be
+/// `null`, meaning absent. Missing `create`, `update`, `delete` or `attributes` lists read
+/// as empty. The codec checks the shape of a body, not its meaning: whether every
+/// attribute's id is also listed under `create`, `update` or `delete` is the server's
+/// business.
+///
+/// **Encoding** writes compact JSON (no whitespace) with keys in a fixed order. It expects
+/// a model that fits the schema, and traps otherwise (a programming error, not input):
+/// every entity in the schema, `values` (and `stamps`, when present) exactly as wide as
+/// the entity, every present value of its field's type, reals finite (JSON has no NaN or
+/// infinity), `limit` within 1...2^31 − 1.
+public struct WireCodec: Sendable {
+    public let schema: Schema
+    public let limits: WireLimits
+    let tables: [_EntityTable]
+    let entityIndex: [String: Int]
+
+    public init(schema: Schema, limits: WireLimits = WireLimits()) {
+        self.schema = schema
+        self.limits = limits
+        self.tables = schema.entities.map(_EntityTable.init)
+        var index: [String: Int] = [:]
+        for (position, entity) in schema.entities.enumerated() { index[entity.name] = position }
+        self.entityIndex = index
+    }
+
+    /// The JSON body of a request.
+    public func encode(_ request: SyncRequest) -> [UInt8] {
+        var writer = _Writer(capacity: estimatedSize(request.changeSets))
+        writeRequest(request, to: &writer)
+        return writer.finish()
+    }
+
+    /// The JSON body of a response.
+    public func encode(_ response: SyncResponse) -> [UInt8] {
+        var writer = _Writer(capacity: estimatedSize(response.changeSets))
+        writeResponse(response, to: &writer)
+        return writer.finish()
+    }
+
+    /// The JSON body of an error response: `{"error":"<code>","message":"..."}`.
+    public func encode(_ error: WireErrorBody) -> [UInt8] {
+        var writer = _Writer(capacity: 64 + error.message.utf8.count)
+        writer.raw("{\"error\":")
+        writer.string(error.error)
+        writer.raw(",\"message\":")
+        writer.string(error.message)
+        writer.byte(UInt8(ascii: "}"))
+        return writer.finish()
+    }
+
+    /// Reads a request body.
+    ///
+    /// - Throws: ``WireError`` with the offending byte offset; never returns part of a body.
+    /// - Complexity: O(*n*) in the body's length, one pass, no intermediate tree.
+    public func decodeRequest(_ bytes: [UInt8]) throws(WireError) -> SyncRequest {
+        try bytes.withUnsafeBufferPointer { (buffer) throws(WireError) in try decodeRequest(UnsafeRawBufferPointer(buffer)) }
+    }
+
+    /// Reads a request body from raw memory (a network buffer, a memory-mapped file).
+    public func decodeRequest(_ bytes: UnsafeRawBufferPointer) throws(WireError) -> SyncRequest {
+        try checkSize(bytes)
+        var parser = _Parser(bytes, limits: limits)
+        return try parser.parseRequest(self)
+    }
+
+    /// Reads a response body.
+    public func decodeResponse(_ bytes: [UInt8]) throws(WireError) -> SyncResponse {
+        try bytes.withUnsafeBufferPointer { (buffer) throws(WireError) in try decodeResponse(UnsafeRawBufferPointer(buffer)) }
+    }
+
+    /// Reads a response body from raw memory.
+    public func decodeResponse(_ bytes: UnsafeRawBufferPointer) throws(WireError) -> SyncResponse {
+        try checkSize(bytes)
+        var parser = _Parser(bytes, limits: limits)
+        return try parser.parseResponse(self)
+    }
+
+    /// Reads an error body `{"error": ..., "message": ...}` (other keys are skipped).
+    public func decodeError(_ bytes: [UInt8]) throws(WireError) -> WireErrorBody {
+        try bytes.withUnsafeBufferPointer { (buffer) throws(WireError) in
+            try checkSize(UnsafeRawBufferPointer(buffer))
+            var parser = _Parser(UnsafeRawBufferPointer(buffer), limits: limits)
+            return try parser.parseErrorBody()
+        }
+    }
+
+    private func checkSize(_ bytes: UnsafeRawBufferPointer) throws(WireError) {
+        guard bytes.count <= limits.maxBytes else {
+            throw WireError(.tooLarge, "body of \(bytes.count) bytes exceeds the limit of \(limits.maxBytes)", offset: limits.maxBytes)
+        }
+    }
+
+    /// A first guess at the encoded size, so the writer rarely grows.
+    private func estimatedSize(_ changeSets: [ChangeSet]) -> Int {
+        var size = 256
+        for changeSet in changeSets {
+            for changes in changeSet.entities {
+                let perRecord = entityIndex[changes.entity].map { 48 + tables[$0].estimatedRecordSize } ?? 64
+                size += 128 + 24 * (changes.create.count + changes.update.count + changes.delete.count)
+                size += changes.records.count * perRecord
+            }
+        }
+        return size
+    }
+}
+
+/// What the codec needs of one entity, prepared once.
+struct _EntityTable: Sendable {
+    enum Kind: UInt8, Sendable { case integer, real, text, bool, date, blob, textSet }
+
+    let name: String
+    /// Field names as UTF-8 (ASCII: the schema allows nothing else).
+    let fieldNames: [[UInt8]]
+    /// `"name":` per field, ready to copy.
+    let fieldKeys: [[UInt8]]
+    let kinds: [Kind]
+    var fieldCount: Int { kinds.count }
+    let estimatedRecordSize: Int
+    /// The `"name":` keys again, in memory that the decoder's fast path reads directly.
+    let keys: _KeyStorage
+    /// A record's starting values and stamps (all null, all none), copied per record.
+    let nullValues: ContiguousArray<Value>
+    let noStamps: ContiguousArray<Stamp>
+
+    init(_ entity: Entity) {
+        name = entity.name
+        fieldNames = entity.fields.map { Array($0.name.utf8) }
+        fieldKeys = entity.fields.map { Array("\"\($0.name)\":".utf8) }
+        kinds = entity.fields.map { field in
+            switch field.type {
+            case .integer, .reference: return .integer
+            case .real: return .real
+            case .text: return .text
+            case .bool: return .bool
+            case .date: return .date
+            case .blob: return .blob
+            case .textSet: return .textSet
+            }
+        }
+        estimatedRecordSize = fieldKeys.reduce(0) { $0 + 2 * $1.count + 48 }
+        keys = _KeyStorage(fieldKeys)
+        nullValues = ContiguousArray(repeating: .null, count: entity.fields.count)
+        noStamps = ContiguousArray(repeating: .none, count: entity.fields.count)
+    }
+
+    /// The position of the field whose name is `key`, trying `hint` first (fields usually
+    /// arrive in schema order).
+    @inline(__always)
+    func fieldIndex(_ key: UnsafeBufferPointer<UInt8>, hint: Int) -> Int? {
+        if hint < fieldNames.count && Self.same(fieldNames[hint], key) { return hint }
+        for index in fieldNames.indices where index != hint && Self.same(fieldNames[index], key) { return index }
+        return nil
+    }
+
+    @inline(__always)
+    static func same(_ name: [UInt8], _ key: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard name.count == key.count else { return false }
+        return name.withUnsafeBufferPointer { stored in
+            stored.count == 0 || memoryEqual(stored.baseAddress!, key.baseAddress!, stored.count)
+        }
+    }
+}
+
+/// Byte strings in one immutable allocation, for hot loops that should not touch arrays.
+final class _KeyStorage: @unchecked Sendable {  // immutable after init
+    private let bytes: UnsafeMutablePointer<UInt8>
+    private let starts: UnsafeMutablePointer<Int>
+    let count: Int
+
+    init(_ keys: [[UInt8]]) {
+        count = keys.count
+        let total = keys.reduce(0) { $0 + $1.count }
+        bytes = .allocate(capacity: max(total, 1))
+        starts = .allocate(capacity: keys.count + 1)
+        var offset = 0
+        for (index, key) in keys.enumerated() {
+            starts[index] = offset
+            for byte in key { bytes[offset] = byte; offset += 1 }
+        }
+        starts[keys.count] = offset
+    }
+
+    deinit {
+        bytes.deallocate()
+        starts.deallocate()
+    }
+
+    @inline(__always) func start(_ index: Int) -> UnsafePointer<UInt8> { UnsafePointer(bytes + starts[index]) }
+    @inline(__always) func length(_ index: Int) -> Int { starts[index &+ 1] &- starts[index] }
+}
+
+/// Whether `count` bytes at `a` and `b` are equal.
+@inline(__always)
+func memoryEqual(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, _ count: Int) -> Bool {
+    var index = 0
+    while index + 8 <= count {
+        if UnsafeRawPointer(a + index).loadUnaligned(as: UInt64.self)
+            != UnsafeRawPointer(b + index).loadUnaligned(as: UInt64.self) { return false }
+        index += 8
+    }
+    while index < count {
+        if a[index] != b[index] { return false }
+        index += 1
+    }
+    return true
+}

@@ -1,0 +1,301 @@
+import FieldMerge
+
+/// Reading documents: the top level, change sets, entity objects. Keys may come in any
+/// order; a change set's `types` may follow the entity objects it lists.
+extension _Parser {
+    mutating func parseRequest(_ codec: WireCodec) throws(WireError) -> SyncRequest {
+        let objectAt = try documentStart()
+        var maxRevision: Int64?, changeSets: [ChangeSet]?
+        var clientID: String?, requestID: String?, limit: Int?
+        var seen: UInt8 = 0
+        if try open(UInt8(ascii: "{"), "an object (the request)") {
+            repeat {
+                let key = try key()
+                if key.equals("maxRevision") {
+                    try once(&seen, 1, key)
+                    maxRevision = try nonNegativeInt64("maxRevision")
+                } else if key.equals("changeSets") {
+                    try once(&seen, 2, key)
+                    changeSets = try parseChangeSets(codec)
+                } else if key.equals("clientID") {
+                    try once(&seen, 4, key)
+                    clientID = try optionalText("clientID")
+                } else if key.equals("requestID") {
+                    try once(&seen, 8, key)
+                    requestID = try optionalText("requestID")
+                } else if key.equals("limit") {
+                    try once(&seen, 16, key)
+                    limit = try optionalLimit()
+                } else {
+                    try skipValue()  // unknown top-level keys: forward compatibility
+                }
+            } while try next(UInt8(ascii: "}"))
+        }
+        try finish()
+        guard let maxRevision else { throw error(.invalidValue, "the request has no maxRevision", at: objectAt) }
+        guard let changeSets else { throw error(.invalidValue, "the request has no changeSets", at: objectAt) }
+        return SyncRequest(
+            maxRevision: maxRevision, changeSets: changeSets, clientID: clientID, requestID: requestID, limit: limit)
+    }
+
+    mutating func parseResponse(_ codec: WireCodec) throws(WireError) -> SyncResponse {
+        let objectAt = try documentStart()
+        var maxRevision: Int64?, changeSets: [ChangeSet]?, hasMore = false
+        var seen: UInt8 = 0
+        if try open(UInt8(ascii: "{"), "an object (the response)") {
+            repeat {
+                let key = try key()
+                if key.equals("maxRevision") {
+                    try once(&seen, 1, key)
+                    maxRevision = try nonNegativeInt64("maxRevision")
+                } else if key.equals("changeSets") {
+                    try once(&seen, 2, key)
+                    changeSets = try parseChangeSets(codec)
+                } else if key.equals("hasMore") {
+                    try once(&seen, 4, key)
+                    hasMore = try null() ? false : try bool("hasMore (a bool)")
+                } else {
+                    try skipValue()
+                }
+            } while try next(UInt8(ascii: "}"))
+        }
+        try finish()
+        guard let maxRevision else { throw error(.invalidValue, "the response has no maxRevision", at: objectAt) }
+        guard let changeSets else { throw error(.invalidValue, "the response has no changeSets", at: objectAt) }
+        return SyncResponse(maxRevision: maxRevision, changeSets: changeSets, hasMore: hasMore)
+    }
+
+    mutating func parseErrorBody() throws(WireError) -> WireErrorBody {
+        let objectAt = try documentStart()
+        var code: String?, message: String?
+        var seen: UInt8 = 0
+        if try open(UInt8(ascii: "{"), "an object (an error body)") {
+            repeat {
+                let key = try key()
+                if key.equals("error") {
+                    try once(&seen, 1, key)
+                    code = try text("error (a string)")
+                } else if key.equals("message") {
+                    try once(&seen, 2, key)
+                    message = try text("message (a string)")
+                } else {
+                    try skipValue()
+                }
+            } while try next(UInt8(ascii: "}"))
+        }
+        try finish()
+        guard let code else { throw error(.invalidValue, "the error body has no error code", at: objectAt) }
+        return WireErrorBody(error: code, message: message ?? "")
+    }
+
+    // MARK: Helpers
+
+    private mutating func documentStart() throws(WireError) -> Int {
+        skipSpace()
+        guard position < end else { throw error(.malformedJSON, "empty body", at: position) }
+        return position
+    }
+
+    /// Marks `bit` in `seen`; a key seen twice is a `duplicateKey`.
+    @inline(__always)
+    func once<Bits: FixedWidthInteger>(_ seen: inout Bits, _ bit: Bits, _ key: _Span) throws(WireError) {
+        guard seen & bit == 0 else { throw error(.duplicateKey, "duplicate key '\(key.text)'", at: key.offset) }
+        seen |= bit
+    }
+
+    mutating func text(_ what: String) throws(WireError) -> String {
+        guard try peek() == UInt8(ascii: "\"") else { throw typeError(expected: what) }
+        return try string().text
+    }
+
+    private mutating func optionalText(_ what: String) throws(WireError) -> String? {
+        try null() ? nil : try text("\(what) (a string)")
+    }
+
+    private mutating func optionalLimit() throws(WireError) -> Int? {
+        if try null() { return nil }
+        let start = position
+        let limit = try int64("limit (an integer)")
+        guard limit >= 1, limit <= Int64(Int32.max) else {
+            throw error(.outOfRange, "limit must be within 1...\(Int32.max)", at: start)
+        }
+        return Int(limit)
+    }
+
+    // MARK: Change sets
+
+    private mutating func parseChangeSets(_ codec: WireCodec) throws(WireError) -> [ChangeSet] {
+        var changeSets: [ChangeSet] = []
+        if try open(UInt8(ascii: "["), "an array of change sets") {
+            repeat {
+                changeSets.append(try parseChangeSet(codec))
+            } while try next(UInt8(ascii: "]"))
+        }
+        return changeSets
+    }
+
+    private mutating func parseChangeSet(_ codec: WireCodec) throws(WireError) -> ChangeSet {
+        _ = try peek()
+        let objectAt = position
+        var types: [Int]?, typesAt = objectAt
+        var conflict: Bool?
+        var seen: UInt8 = 0
+        var objects: [(entity: Int, changes: EntityChanges, keyAt: Int)] = []
+        if try open(UInt8(ascii: "{"), "a change set object") {
+            repeat {
+                let key = try key()
+                if key.equals("types") {
+                    try once(&seen, 1, key)
+                    typesAt = position
+                    types = try parseTypes(codec)
+                } else if key.equals("conflict") {
+                    try once(&seen, 2, key)
+                    conflict = try null() ? nil : try bool("conflict (a bool)")
+                } else {
+                    let name = key.text
+                    guard let entity = codec.entityIndex[name] else {
+                        throw error(.unknownEntity, "unknown entity '\(name)'", at: key.offset)
+                    }
+                    guard !objects.contains(where: { $0.entity == entity }) else {
+                        throw error(.duplicateKey, "duplicate key '\(name)'", at: key.offset)
+                    }
+                    let changes = try parseEntity(codec.tables[entity])
+                    objects.append((entity, changes, key.offset))
+                }
+            } while try next(UInt8(ascii: "}"))
+        }
+        guard let types else { throw error(.invalidValue, "a change set without \"types\"", at: objectAt) }
+        for object in objects where !types.contains(object.entity) {
+            throw error(
+                .invalidValue, "entity '\(codec.tables[object.entity].name)' is not listed in the change set's types",
+                at: object.keyAt)
+        }
+        var entities: [EntityChanges] = []
+        entities.reserveCapacity(types.count)
+        for entity in types {
+            guard let object = objects.first(where: { $0.entity == entity }) else {
+                throw error(
+                    .invalidValue, "type '\(codec.tables[entity].name)' is listed without its object", at: typesAt)
+            }
+            entities.append(object.changes)
+        }
+        return ChangeSet(entities: entities, conflict: conflict)
+    }
+
+    private mutating func parseTypes(_ codec: WireCodec) throws(WireError) -> [Int] {
+        var types: [Int] = []
+        if try open(UInt8(ascii: "["), "an array of entity names") {
+            repeat {
+                guard try peek() == UInt8(ascii: "\"") else { throw typeError(expected: "an entity name") }
+                let name = try string()
+                guard let entity = codec.entityIndex[name.text] else {
+                    throw error(.unknownEntity, "unknown entity '\(name.text)'", at: name.offset)
+                }
+                guard !types.contains(entity) else {
+                    throw error(.duplicateKey, "entity '\(name.text)' listed twice in types", at: name.offset)
+                }
+                types.append(entity)
+            } while try next(UInt8(ascii: "]"))
+        }
+        return types
+    }
+
+    // MARK: Entity objects
+
+    private mutating func parseEntity(_ table: _EntityTable) throws(WireError) -> EntityChanges {
+        var changes = EntityChanges(entity: table.name)
+        var seen: UInt8 = 0
+        if try open(UInt8(ascii: "{"), "an entity object") {
+            repeat {
+                let key = try key()
+                if key.equals("attributes") {
+                    try once(&seen, 1, key)
+                    changes.records = try parseAttributes(table)
+                } else if key.equals("create") {
+                    try once(&seen, 2, key)
+                    changes.create = try parseIDs("create")
+                } else if key.equals("update") {
+                    try once(&seen, 4, key)
+                    changes.update = try parseIDs("update")
+                } else if key.equals("delete") {
+                    try once(&seen, 8, key)
+                    changes.delete = try parseIDs("delete")
+                } else {
+                    throw error(
+                        .unknownField, "unknown key '\(key.text)' in the object of '\(table.name)'", at: key.offset)
+                }
+            } while try next(UInt8(ascii: "}"))
+        }
+        return changes
+    }
+
+    private mutating func parseIDs(_ list: String) throws(WireError) -> [Int64] {
+        var ids: [Int64] = []
+        if try open(UInt8(ascii: "["), "an array of ids") {
+            repeat {
+                ids.append(try int64("an integer id in \(list)"))
+            } while try next(UInt8(ascii: "]"))
+        }
+        return ids
+    }
+
+    /// `"attributes": {"<id>": {...}, ...}`. Duplicate ids are found without a hash set
+    /// while ids run monotonically (the usual case); a set takes over when they do not.
+    private mutating func parseAttributes(_ table: _EntityTable) throws(WireError) -> [WireRecord] {
+        var records: [WireRecord] = []
+        var last: Int64 = 0, direction = 0
+        var seen: Set<Int64>?
+        if try open(UInt8(ascii: "{"), "an attributes object") {
+            repeat {
+                let key = try key()
+                let id = try idKey(key)
+                if var ids = seen {
+                    seen = nil
+                    let inserted = ids.insert(id).inserted
+                    seen = ids
+                    guard inserted else { throw duplicateID(key) }
+                } else if !records.isEmpty {
+                    let step = id > last ? 1 : id < last ? -1 : 0
+                    if step == 0 { throw duplicateID(key) }
+                    if direction == 0 { direction = step }
+                    if step != direction {
+                        var ids = Set(records.lazy.map(\.id))
+                        guard ids.insert(id).inserted else { throw duplicateID(key) }
+                        seen = ids
+                    }
+                }
+                last = id
+                records.append(try parseRecord(id: id, table))
+            } while try next(UInt8(ascii: "}"))
+        }
+        return records
+    }
+
+    private func duplicateID(_ key: _Span) -> WireError {
+        error(.duplicateKey, "duplicate record id '\(key.text)' in attributes", at: key.offset)
+    }
+
+    /// An attribute key: an integer in canonical decimal (`"-10"`, not `"+10"` or `"010"`).
+    private func idKey(_ key: _Span) throws(WireError) -> Int64 {
+        let bytes = key.buffer
+        let negative = bytes.first == UInt8(ascii: "-")
+        let digits = negative ? bytes.count - 1 : bytes.count
+        let first = negative ? 1 : 0
+        let canonical = digits > 0 && bytes[first...].allSatisfy(Self.isDigit)
+            && (bytes[first] != UInt8(ascii: "0") || (digits == 1 && !negative))
+        guard canonical else {
+            throw error(.invalidValue, "attribute key '\(key.text)' is not an integer id", at: key.offset)
+        }
+        var magnitude: UInt64 = 0
+        for digit in bytes[first...] {
+            let (times, o1) = magnitude.multipliedReportingOverflow(by: 10)
+            let (plus, o2) = times.addingReportingOverflow(UInt64(digit &- 48))
+            guard !o1, !o2 else { throw error(.outOfRange, "attribute key '\(key.text)' is beyond Int64", at: key.offset) }
+            magnitude = plus
+        }
+        guard magnitude <= (negative ? UInt64(Int64.max) + 1 : UInt64(Int64.max)) else {
+            throw error(.outOfRange, "attribute key '\(key.text)' is beyond Int64", at: key.offset)
+        }
+        return negative ? Int64(truncatingIfNeeded: 0 &- magnitude) : Int64(magnitude)
+    }
+}

@@ -1,0 +1,148 @@
+import FieldMerge
+
+/// One entry of an entity's `"attributes"`: a record's fields as they travel.
+///
+/// ```json
+/// "321": { "__oldId__": -10, "revision": 1001, "screen_id": 749, "comment": "",
+///          "__stamps__": { "screen_id": [111411200000000000, 7] } }
+/// ```
+/// Values are held by schema position, like ``Record``'s: ``values`` is always as wide as
+/// the entity and holds ``Value/null`` where the attributes carry no value. ``present``
+/// says which fields the attributes carry, so an explicit `null` (present) differs from
+/// a field left out (absent), as the case study's partial updates need.
+public struct WireRecord: Sendable, Equatable {
+    /// The record's id: the attribute key (`"-10"`) as a number.
+    public var id: Int64
+    /// The fields the attributes carry, by schema position.
+    public var present: FieldMask
+    /// One value per field, in schema order; ``Value/null`` where absent. Values of fields
+    /// outside ``present`` are not written.
+    public var values: ContiguousArray<Value>
+    /// One stamp per field from `"__stamps__"`, ``Stamp/none`` where it names none; `nil`
+    /// when the record carries no `"__stamps__"` key at all (a plain case-study peer).
+    public var stamps: ContiguousArray<Stamp>?
+    /// `"revision"`: the record's revision (sent with updates and deletes, returned with
+    /// every confirmed change).
+    public var revision: Int64?
+    /// `"__oldId__"`: the temporary id a confirmed create had on the client.
+    public var oldID: Int64?
+
+    public init(
+        id: Int64, present: FieldMask, values: ContiguousArray<Value>, stamps: ContiguousArray<Stamp>? = nil,
+        revision: Int64? = nil, oldID: Int64? = nil
+    ) {
+        self.id = id
+        self.present = present
+        self.values = values
+        self.stamps = stamps
+        self.revision = revision
+        self.oldID = oldID
+    }
+
+    /// A record of `entity` carrying every field, with its stamps.
+    ///
+    /// - Parameters:
+    ///   - record: The record; its values and stamps must be as wide as `entity`.
+    ///   - revision: The record's revision, if it travels with one.
+    public init(_ record: Record, revision: Int64? = nil, oldID: Int64? = nil) {
+        self.init(
+            id: record.id, present: FieldMask.all(count: record.values.count), values: record.values,
+            stamps: record.stamps, revision: revision, oldID: oldID)
+    }
+}
+
+/// The changes of one entity type inside a change set: the object under the type's name.
+public struct EntityChanges: Sendable, Equatable {
+    /// The entity's name, as listed in the change set's `"types"`.
+    public var entity: String
+    /// Ids of created records (negative temporary ids in requests, permanent ids in
+    /// confirmations).
+    public var create: [Int64]
+    public var update: [Int64]
+    public var delete: [Int64]
+    /// The `"attributes"` entries, in document order.
+    public var records: [WireRecord]
+
+    public init(entity: String, create: [Int64] = [], update: [Int64] = [], delete: [Int64] = [], records: [WireRecord] = []) {
+        self.entity = entity
+        self.create = create
+        self.update = update
+        self.delete = delete
+        self.records = records
+    }
+}
+
+/// One change set: the changes of one transaction, over one or more entity types.
+public struct ChangeSet: Sendable, Equatable {
+    /// The entity types, in the order of the change set's `"types"` list.
+    public var entities: [EntityChanges]
+    /// `"conflict"`: set on the change sets of a response that answer a request's change
+    /// sets; `nil` where the key is absent (requests, catch-up change sets).
+    public var conflict: Bool?
+
+    public init(entities: [EntityChanges], conflict: Bool? = nil) {
+        self.entities = entities
+        self.conflict = conflict
+    }
+}
+
+/// The body of a `POST /sync` request.
+public struct SyncRequest: Sendable, Equatable {
+    /// The revision of the data set the client holds.
+    public var maxRevision: Int64
+    /// The client's pending change sets, in the order they were made.
+    public var changeSets: [ChangeSet]
+    /// `"clientID"` (extension): identifies the client, so a retried request is recognised.
+    public var clientID: String?
+    /// `"requestID"` (extension): identifies this request among the client's.
+    public var requestID: String?
+    /// `"limit"` (extension): the largest catch-up page the client wants, in records
+    /// (1...2^31 − 1).
+    public var limit: Int?
+
+    public init(
+        maxRevision: Int64, changeSets: [ChangeSet], clientID: String? = nil, requestID: String? = nil,
+        limit: Int? = nil
+    ) {
+        self.maxRevision = maxRevision
+        self.changeSets = changeSets
+        self.clientID = clientID
+        self.requestID = requestID
+        self.limit = limit
+    }
+}
+
+/// The body of a `POST /sync` response.
+public struct SyncResponse: Sendable, Equatable {
+    /// The server's revision after this response (the end of the page when ``hasMore``).
+    public var maxRevision: Int64
+    /// First the catch-up change sets the client missed, then one answer per change set it
+    /// sent, in order.
+    public var changeSets: [ChangeSet]
+    /// `"hasMore": true` (extension): catch-up was cut at ``maxRevision``; ask again.
+    public var hasMore: Bool
+
+    public init(maxRevision: Int64, changeSets: [ChangeSet], hasMore: Bool = false) {
+        self.maxRevision = maxRevision
+        self.changeSets = changeSets
+        self.hasMore = hasMore
+    }
+}
+
+/// The body of an error response: `{"error": "<code>", "message": "..."}`.
+public struct WireErrorBody: Sendable, Equatable {
+    /// A machine-readable code, e.g. a ``WireError/Code`` raw value.
+    public var error: String
+    /// A human-readable explanation.
+    public var message: String
+
+    public init(error: String, message: String) {
+        self.error = error
+        self.message = message
+    }
+
+    /// The body answering a request that failed to decode.
+    public init(_ error: WireError) {
+        self.init(error: error.code.rawValue, message: error.description)
+    }
+}

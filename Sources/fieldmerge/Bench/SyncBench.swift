@@ -1,0 +1,88 @@
+import ArgumentParser
+import FieldMerge
+import FieldMergeSQLite
+import FieldMergeSync
+import FieldMergeWorkload
+import Foundation
+
+struct SyncBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sync",
+        abstract: "Initial sync of N records to a fresh client, and an incremental sync of 1,000 changes, in process."
+    )
+
+    @OptionGroup var workload: WorkloadOptions
+    @Option(help: "Records per request (catch-up page size).")
+    var batchSize: Int = 10_000
+    @Option(help: "Changes in the incremental sync.")
+    var changes: Int = 1_000
+
+    func run() async throws {
+        let generated = Workload.generate(records: workload.records, seed: workload.seed)
+        let entity = Workload.remindersEntity
+        let schema = try Schema([entity])
+        let folder = NSTemporaryDirectory() + "fieldmerge-sync-bench-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+
+        // The server holds the base: one change set of N creates, not timed.
+        let server = try RevisionServer(.file(path: folder + "/server.sqlite"), schema: schema)
+        let (base, _, _) = generated.referenceBatches()
+        var records: [WireRecord] = []
+        records.reserveCapacity(base.count)
+        for index in 0..<base.count {
+            var record = WireRecord(base.record(at: index, entity: entity.name))
+            record.id = -Int64(index) - 1
+            records.append(record)
+        }
+        _ = try server.handle(SyncRequest(maxRevision: 0, changeSets: [ChangeSet(entities: [
+            EntityChanges(entity: entity.name, create: records.map(\.id), records: records),
+        ])]))
+        let transport = InProcessTransport(server: server)
+
+        // Initial sync: a fresh client downloads everything, in pages.
+        let reader = SyncClient(
+            store: try Store(.file(path: folder + "/reader.sqlite"), schema: schema, replica: ReplicaID(1)),
+            transport: transport, batchSize: batchSize)
+        var initial = SyncSummary()
+        let initialSeconds = try await seconds { initial = try await reader.sync() }
+        let count = try await reader.withStore { try $0.database.scalar("SELECT count(*) FROM reminders") }
+        var line = BenchLine(step: "sync-initial", records: workload.records, seconds: initialSeconds, runs: 1,
+                             ops: initial.received, opUnit: "records")
+        line.add("requests", initial.rounds)
+        line.add("bytes_on_wire", initial.bytesReceived + initial.bytesSent)
+        line.add("digest_ok", count == .integer(Int64(workload.records)))
+        print(line.render())
+
+        // Incremental: a writer changes `changes` records; the reader syncs them.
+        let writer = SyncClient(
+            store: try Store(.file(path: folder + "/writer.sqlite"), schema: schema, replica: ReplicaID(2)),
+            transport: transport, batchSize: batchSize)
+        _ = try await writer.sync()
+        var sample = SplitMix64(seed: workload.seed &+ 7)
+        let edits = (0..<changes).map { n in (id: Int64(sample.below(UInt64(workload.records))) + 1, title: "edit \(n)") }
+        try await writer.withStore { store in
+            for edit in edits { _ = try store.update("reminders", id: edit.id, ["title": .text(edit.title)]) }
+        }
+        let uploaded = try await writer.sync()
+        var incremental = SyncSummary()
+        let incrementalSeconds = try await seconds { incremental = try await reader.sync() }
+        let last = edits.last!
+        let check = try await reader.withStore { try $0.record("reminders", id: last.id)?.values[0] }
+        var incrementalLine = BenchLine(step: "sync-incremental", records: workload.records, seconds: incrementalSeconds,
+                                        runs: 1, ops: incremental.received, opUnit: "records")
+        incrementalLine.add("requests", incremental.rounds)
+        incrementalLine.add("uploaded", uploaded.sent)
+        incrementalLine.add("upload_conflicts", uploaded.conflictingChangeSets)
+        incrementalLine.add("digest_ok", check == .text(last.title))
+        print(incrementalLine.render())
+    }
+}
+
+/// The time an async `body` takes, in seconds.
+func seconds(_ body: () async throws -> Void) async rethrows -> Double {
+    let start = ContinuousClock.now
+    try await body()
+    let elapsed = ContinuousClock.now - start
+    return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+}

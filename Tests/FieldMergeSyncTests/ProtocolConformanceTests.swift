@@ -1,0 +1,71 @@
+import FieldMerge
+import FieldMergeJSON
+import FieldMergeSQLite
+import FieldMergeSync
+import Foundation
+import Testing
+
+/// Replays `Specs/conformance/protocol/*.json`: each vector builds a server, seeds it, sends
+/// its requests as the exact JSON bytes written there, and matches each response.
+@Suite struct ProtocolConformanceTests {
+    static let folder = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Specs/conformance/protocol")
+
+    static var vectors: [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).filter { $0.hasSuffix(".json") }.sorted()
+    }
+
+    @Test func vectorsArePresent() {
+        #expect(Self.vectors.count >= 5)
+    }
+
+    @Test(arguments: vectors)
+    func vector(_ file: String) throws {
+        let json = try JSONValue.parse(Data(contentsOf: Self.folder.appendingPathComponent(file)))
+        guard let schemaJSON = json["schema"], let steps = json["steps"], case .array(let stepList) = steps else {
+            Issue.record("\(file): needs schema and steps")
+            return
+        }
+        let schema = try SchemaDocument.decode(schemaJSON)
+        let server = try RevisionServer(.memory, schema: schema, wall: ManualWallClock(milliseconds: 1_700_000_000_000))
+        try seed(server, json["setup"], schema: schema)
+        let codec = WireCodec(schema: schema)
+        for (index, step) in stepList.enumerated() {
+            guard let request = step["request"], let expected = step["expected"] else {
+                Issue.record("\(file) step \(index): needs request and expected")
+                continue
+            }
+            let decoded = try codec.decodeRequest(Array(request.rendered().utf8))
+            let response = try server.handle(decoded)
+            let actual = try JSONValue.parse(Data(codec.encode(response)))
+            let mismatches = actual.mismatches(against: expected)
+            #expect(mismatches.isEmpty, "\(file) step \(index): \(mismatches.joined(separator: "; "))")
+        }
+    }
+
+    /// `setup.seed`: one record of `entity` per revision, its `field` set to "<entity> <n>";
+    /// `setup.nextIDs`: the next permanent id per entity.
+    private func seed(_ server: RevisionServer, _ setup: JSONValue?, schema: Schema) throws {
+        guard let setup else { return }
+        if let seed = setup["seed"], case .string(let name)? = seed["entity"], case .string(let fieldName)? = seed["field"],
+            case .integer(let count)? = seed["records"], let entity = schema.entity(name), let field = entity.fieldIndex(fieldName)
+        {
+            for n in 1...Int(count) {
+                var values = ContiguousArray<Value>(repeating: .null, count: entity.fields.count)
+                values[field] = .text("\(name) \(n)")
+                let record = WireRecord(id: -1, present: FieldMask([field]), values: values)
+                let request = SyncRequest(maxRevision: Int64(n - 1), changeSets: [ChangeSet(entities: [
+                    EntityChanges(entity: name, create: [-1], records: [record]),
+                ])], limit: 1)
+                _ = try server.handle(request)
+            }
+        }
+        if case .object(let next)? = setup["nextIDs"] {
+            for (entity, value) in next {
+                guard case .integer(let id) = value else { continue }
+                try server.database.run("INSERT OR REPLACE INTO \"__fm_ids\" VALUES (?, ?)", [.text(entity), .integer(id)])
+            }
+        }
+    }
+}

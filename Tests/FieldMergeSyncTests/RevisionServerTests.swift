@@ -1,0 +1,213 @@
+import FieldMerge
+import FieldMergeSQLite
+@testable import FieldMergeSync
+import Testing
+
+/// The case study's entities: screens, their instances, and the instances' items.
+func caseStudySchema(restrictItems: Bool = false) throws -> Schema {
+    try Schema([
+        Entity("screens", fields: [Field("name", .text)]),
+        Entity("screen_instances", fields: [
+            Field("screen_id", .reference(to: "screens", onDelete: .cascade)), Field("date", .date), Field("comment", .text),
+        ]),
+        Entity("screen_instance_items", fields: [
+            Field("screen_instance_id", .reference(to: "screen_instances", onDelete: restrictItems ? .restrict : .cascade)),
+            Field("numeric_value", .integer),
+        ]),
+    ])
+}
+
+/// A record for the wire with the given fields present.
+func wire(_ entity: Entity, _ id: Int64, _ values: [String: Value], revision: Int64? = nil, stamp: Stamp? = nil) -> WireRecord {
+    var present = FieldMask()
+    var row = ContiguousArray<Value>(repeating: .null, count: entity.fields.count)
+    for (name, value) in values {
+        let index = entity.fieldIndex(name)!
+        present.insert(index)
+        row[index] = value
+    }
+    let stamps = stamp.map { ContiguousArray(repeating: $0, count: entity.fields.count) }
+    return WireRecord(id: id, present: present, values: row, stamps: stamps, revision: revision, oldID: nil)
+}
+
+func changes(_ entity: String, create: [WireRecord] = [], update: [WireRecord] = [], delete: [(Int64, Int64)] = [], schema: Schema) -> EntityChanges {
+    let width = schema.entity(entity)!.fields.count
+    let deletions = delete.map { WireRecord(id: $0.0, present: FieldMask(), values: ContiguousArray(repeating: .null, count: width), stamps: nil, revision: $0.1, oldID: nil) }
+    return EntityChanges(entity: entity, create: create.map(\.id), update: update.map(\.id), delete: delete.map(\.0), records: create + update + deletions)
+}
+
+@Suite struct RevisionServerTests {
+    let schema: Schema
+    let screens: Entity, instances: Entity, items: Entity
+
+    init() throws {
+        schema = try caseStudySchema()
+        screens = schema.entity("screens")!
+        instances = schema.entity("screen_instances")!
+        items = schema.entity("screen_instance_items")!
+    }
+
+    /// A server at revision 1000: screens 1...1000, one per revision.
+    func serverAt1000() throws -> RevisionServer {
+        let server = try RevisionServer(.memory, schema: schema, wall: ManualWallClock(milliseconds: 1_700_000_000_000))
+        for n in 1...1000 {
+            let request = SyncRequest(maxRevision: Int64(n - 1), changeSets: [ChangeSet(entities: [
+                changes("screens", create: [wire(screens, -1, ["name": .text("screen \(n)")])], schema: schema),
+            ], conflict: nil)], clientID: nil, requestID: nil, limit: 1)
+            _ = try server.handle(request)
+        }
+        // The case study's server had handed out ids up to 320 and 411 before.
+        try server.database.execute("""
+            INSERT INTO "__fm_ids" VALUES ('screen_instances', 321), ('screen_instance_items', 412)
+            """)
+        return server
+    }
+
+    func caseStudyRequest(maxRevision: Int64) -> SyncRequest {
+        SyncRequest(maxRevision: maxRevision, changeSets: [ChangeSet(entities: [
+            changes("screen_instances", create: [wire(instances, -10, ["screen_id": 749, "date": .date(1_391_256_923_487), "comment": ""])], schema: schema),
+            changes("screen_instance_items", create: [
+                wire(items, -11, ["screen_instance_id": -10, "numeric_value": 2]),
+                wire(items, -12, ["screen_instance_id": -10, "numeric_value": 5]),
+            ], schema: schema),
+        ], conflict: nil)], clientID: nil, requestID: nil, limit: nil)
+    }
+
+    @Test func caseStudy_createsGetPermanentIdsAndForeignKeysFollow() throws {
+        let server = try serverAt1000()
+        let response = try server.handle(caseStudyRequest(maxRevision: 1000))
+        #expect(response.maxRevision == 1001 && !response.hasMore)
+        #expect(response.changeSets.count == 1)
+        let answer = try #require(response.changeSets.first)
+        #expect(answer.conflict == false)
+        #expect(answer.entities.map(\.entity) == ["screen_instances", "screen_instance_items"])
+        #expect(answer.entities[0].create == [321])
+        #expect(answer.entities[0].records.first?.oldID == -10 && answer.entities[0].records.first?.revision == 1001)
+        #expect(answer.entities[1].create == [412, 413])
+        #expect(answer.entities[1].records.map(\.oldID) == [-11, -12])
+        #expect(answer.entities[1].records.map { $0.values[0] } == [321, 321])
+    }
+
+    @Test func caseStudy_staleClientCatchesUpFrom995ThenGets1001() throws {
+        let server = try serverAt1000()
+        let response = try server.handle(caseStudyRequest(maxRevision: 995))
+        #expect(response.maxRevision == 1001)
+        #expect(response.changeSets.count == 2)
+        let missed = response.changeSets[0]
+        #expect(missed.entities.map(\.entity) == ["screens"])
+        #expect(missed.entities[0].create == [996, 997, 998, 999, 1000])
+        #expect(missed.entities[0].records.map(\.revision) == [996, 997, 998, 999, 1000])
+        #expect(response.changeSets[1].conflict == false)
+        #expect(response.changeSets[1].entities[0].create == [321])
+    }
+
+    @Test func staleUpdate_isAConflictAnsweredWithTheTruthAndRolledBack() throws {
+        let server = try serverAt1000()
+        // Screen 5 was created at revision 5; someone updates it at 1001.
+        _ = try server.handle(SyncRequest(maxRevision: 1000, changeSets: [ChangeSet(entities: [
+            changes("screens", update: [wire(screens, 5, ["name": "renamed"], revision: 5)], schema: schema),
+        ], conflict: nil)], clientID: nil, requestID: nil, limit: nil))
+        // A client that still holds revision 5 edits it, and creates an instance in the same change set.
+        let stale = SyncRequest(maxRevision: 1000, changeSets: [ChangeSet(entities: [
+            changes("screens", update: [wire(screens, 5, ["name": "mine"], revision: 5)], schema: schema),
+            changes("screen_instances", create: [wire(instances, -1, ["screen_id": 5, "comment": "child"])], schema: schema),
+        ], conflict: nil)], clientID: nil, requestID: nil, limit: nil)
+        let response = try server.handle(stale)
+        let answer = try #require(response.changeSets.last)
+        #expect(answer.conflict == true)
+        #expect(answer.entities.first?.update == [5])
+        #expect(answer.entities.first?.records.first?.values[0] == "renamed")
+        #expect(answer.entities.first?.records.first?.revision == 1001)
+        #expect(server.maxRevision == 1001)
+        #expect(try server.database.scalar("SELECT count(*) FROM screen_instances") == .integer(0))
+    }
+
+    @Test func delete_cascadesAndIsReportedPerRecord() throws {
+        let server = try serverAt1000()
+        _ = try server.handle(caseStudyRequest(maxRevision: 1000))
+        let response = try server.handle(SyncRequest(maxRevision: 1001, changeSets: [ChangeSet(entities: [
+            changes("screen_instances", delete: [(321, 1001)], schema: schema),
+        ], conflict: nil)], clientID: nil, requestID: nil, limit: nil))
+        let answer = try #require(response.changeSets.last)
+        #expect(answer.conflict == false)
+        let deleted = Dictionary(uniqueKeysWithValues: answer.entities.map { ($0.entity, $0.delete) })
+        #expect(deleted["screen_instances"] == [321])
+        #expect(deleted["screen_instance_items"]?.sorted() == [412, 413])
+        #expect(try server.database.scalar("SELECT count(*) FROM screen_instance_items") == .integer(0))
+    }
+
+    @Test func refusedDelete_restoresTheCascadedRecordsInTheTruth() throws {
+        let restricted = try caseStudySchema(restrictItems: true)
+        let server = try RevisionServer(.memory, schema: restricted)
+        let create = try server.handle(SyncRequest(maxRevision: 0, changeSets: [ChangeSet(entities: [
+            changes("screens", create: [wire(screens, -1, ["name": "s"])], schema: restricted),
+            changes("screen_instances", create: [wire(instances, -2, ["screen_id": -1])], schema: restricted),
+            changes("screen_instance_items", create: [wire(items, -3, ["screen_instance_id": -2])], schema: restricted),
+        ], conflict: nil)], clientID: nil, requestID: nil, limit: nil))
+        #expect(create.changeSets.last?.conflict == false)
+        // Deleting the screen cascades to its instance, whose item restricts: all rolled back.
+        let response = try server.handle(SyncRequest(maxRevision: 1, changeSets: [ChangeSet(entities: [
+            changes("screens", delete: [(1, 1)], schema: restricted),
+        ], conflict: nil)], clientID: nil, requestID: nil, limit: nil))
+        let answer = try #require(response.changeSets.last)
+        #expect(answer.conflict == true)
+        let truth = Dictionary(uniqueKeysWithValues: answer.entities.map { ($0.entity, $0.update) })
+        #expect(truth["screens"] == [1])
+        #expect(truth["screen_instances"] == [1])
+        #expect(truth["screen_instance_items"] == [1])
+        #expect(try server.database.scalar("SELECT count(*) FROM screen_instances") == .integer(1))
+        #expect(server.maxRevision == 1)
+    }
+
+    @Test func authorizationRefusal_isAConflict() throws {
+        var options = RevisionServer.Options()
+        options.authorize = { entity, _, kind in !(entity == "screens" && kind == .delete) }
+        let server = try RevisionServer(.memory, schema: schema, options: options)
+        _ = try server.handle(SyncRequest(maxRevision: 0, changeSets: [ChangeSet(entities: [
+            changes("screens", create: [wire(screens, -1, ["name": "keep"])], schema: schema),
+        ], conflict: nil)], clientID: nil, requestID: nil, limit: nil))
+        let response = try server.handle(SyncRequest(maxRevision: 1, changeSets: [ChangeSet(entities: [
+            changes("screens", delete: [(1, 1)], schema: schema),
+        ], conflict: nil)], clientID: nil, requestID: nil, limit: nil))
+        #expect(response.changeSets.last?.conflict == true)
+        #expect(try server.database.scalar("SELECT count(*) FROM screens") == .integer(1))
+    }
+
+    @Test func offlineFor10000Revisions_catchesUpInPagesOnRevisionBoundaries() throws {
+        let server = try RevisionServer(.memory, schema: schema)
+        for n in 0..<10_000 {
+            _ = try server.handle(SyncRequest(maxRevision: Int64(n), changeSets: [ChangeSet(entities: [
+                changes("screens", create: [wire(screens, -1, ["name": .text("s\(n)")])], schema: schema),
+            ], conflict: nil)], clientID: nil, requestID: nil, limit: 1))
+        }
+        var revision: Int64 = 0, received = 0, pages = 0
+        while true {
+            let response = try server.handle(SyncRequest(maxRevision: revision, changeSets: [], clientID: nil, requestID: nil, limit: 1_000))
+            received += response.changeSets.reduce(0) { $0 + $1.entities.reduce(0) { $0 + $1.records.count } }
+            revision = response.maxRevision
+            pages += 1
+            if !response.hasMore { break }
+        }
+        #expect(received == 10_000 && revision == 10_000 && pages == 10)
+    }
+
+    @Test func stampsFromAFastClock_areClamped() throws {
+        let wall = ManualWallClock(milliseconds: 1_000_000)
+        let server = try RevisionServer(.memory, schema: schema, wall: wall)
+        let aYearAhead = Stamp(milliseconds: 1_000_000 + 31_536_000_000, replica: ReplicaID(7))
+        let response = try server.handle(SyncRequest(maxRevision: 0, changeSets: [ChangeSet(entities: [
+            changes("screens", create: [wire(screens, -1, ["name": "fast"], stamp: aYearAhead)], schema: schema),
+        ], conflict: nil)], clientID: nil, requestID: nil, limit: nil))
+        let stamp = try #require(response.changeSets.last?.entities.first?.records.first?.stamps?.first)
+        #expect(stamp.milliseconds <= 1_000_000 + 60_000 && stamp.replica == ReplicaID(7))
+    }
+
+    @Test func unknownEntity_isABadRequestAndChangesNothing() throws {
+        let server = try RevisionServer(.memory, schema: schema)
+        let request = SyncRequest(maxRevision: 0, changeSets: [ChangeSet(entities: [
+            EntityChanges(entity: "nope", create: [], update: [], delete: [], records: []),
+        ], conflict: nil)], clientID: nil, requestID: nil, limit: nil)
+        #expect(throws: SyncServerError.self) { try server.handle(request) }
+        #expect(server.maxRevision == 0)
+    }
+}

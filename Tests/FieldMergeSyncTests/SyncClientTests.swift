@@ -1,0 +1,309 @@
+import FieldMerge
+import FieldMergeSQLite
+@testable import FieldMergeSync
+import Synchronization
+import Testing
+
+func syncSchema() throws -> Schema {
+    try Schema([
+        Entity("lists", fields: [Field("name", .text)]),
+        Entity("tasks", fields: [
+            Field("title", .text), Field("done", .bool), Field("count", .integer, strategy: .counter),
+            Field("listID", .reference(to: "lists", onDelete: .cascade)),
+        ]),
+    ])
+}
+
+/// A server and clients in one process, each client with its own store and wall clock.
+struct World {
+    let schema: Schema
+    let transport: InProcessTransport
+    var clients: [SyncClient] = []
+    var walls: [ManualWallClock] = []
+
+    init(clients count: Int, batchSize: Int = 10_000) throws {
+        schema = try syncSchema()
+        transport = InProcessTransport(server: try RevisionServer(.memory, schema: schema, wall: ManualWallClock(milliseconds: 1_000_000)))
+        for index in 0..<count {
+            let wall = ManualWallClock(milliseconds: 1_000_000)
+            let store = try Store(.memory, schema: schema, replica: ReplicaID(UInt64(index + 1)), wall: wall)
+            clients.append(SyncClient(store: store, transport: transport, batchSize: batchSize))
+            walls.append(wall)
+        }
+    }
+
+    /// Every record of every entity as (entity, id, values), sorted: what must converge.
+    func contents(_ client: SyncClient) async throws -> [String] {
+        try await client.withStore { store in
+            var lines: [String] = []
+            for entity in store.schema.entities {
+                for row in try store.database.rows("SELECT * FROM \(Database.quote(entity.name)) ORDER BY id") {
+                    lines.append(entity.name + ":" + row.prefix(entity.fields.count + 1).map { "\($0)" }.joined(separator: "|"))
+                }
+            }
+            return lines
+        }
+    }
+
+    func serverContents() async throws -> [String] {
+        try await transport.withServer { server in
+            var lines: [String] = []
+            for entity in server.schema.entities {
+                for row in try server.database.rows("SELECT * FROM \(Database.quote(entity.name)) ORDER BY id") {
+                    lines.append(entity.name + ":" + row.prefix(entity.fields.count + 1).map { "\($0)" }.joined(separator: "|"))
+                }
+            }
+            return lines
+        }
+    }
+
+    /// Syncs every client in turn, twice, and checks that all agree with the server.
+    func converge() async throws -> [String] {
+        for _ in 0..<2 { for client in clients { _ = try await client.sync() } }
+        let expected = try await serverContents()
+        for client in clients {
+            #expect(try await contents(client) == expected)
+            #expect(try await client.withStore { try $0.pendingChanges().isEmpty })
+        }
+        return expected
+    }
+}
+
+@Suite struct SyncClientTests {
+    @Test func createsTravelWithPermanentIdsAndForeignKeys() async throws {
+        let world = try World(clients: 2)
+        let (a, b) = (world.clients[0], world.clients[1])
+        try await a.withStore { store in
+            let list = try store.insert("lists", values: ["Home"])
+            try store.insert("tasks", values: ["Milk", false, 0, .integer(list)])
+        }
+        let summary = try await a.sync()
+        #expect(summary.sent == 2 && summary.rounds == 1)
+        _ = try await b.sync()
+        let rows = try await b.withStore { try $0.database.rows("SELECT t.title, l.name FROM tasks t JOIN lists l ON l.id = t.listID") }
+        #expect(rows == [[.text("Milk"), .text("Home")]])
+        let ids = try await a.withStore { try $0.database.rows("SELECT id, listID FROM tasks") }
+        #expect(ids == [[.integer(1), .integer(1)]])
+        _ = try await world.converge()
+    }
+
+    @Test func differentFieldsOnTwoClients_bothSurvive() async throws {
+        let world = try World(clients: 2)
+        let (a, b) = (world.clients[0], world.clients[1])
+        try await a.withStore { store in _ = try store.insert("tasks", values: ["Milk", false, 0, nil]) }
+        _ = try await a.sync()
+        _ = try await b.sync()
+        try await a.withStore { store in _ = try store.update("tasks", id: 1, ["title": "Oat milk"]) }
+        try await b.withStore { store in _ = try store.update("tasks", id: 1, ["done": true]) }
+        _ = try await a.sync()
+        let summary = try await b.sync()
+        #expect(summary.conflictingChangeSets == 1)
+        let contents = try await world.converge()
+        #expect(contents == ["tasks:integer(1)|text(\"Oat milk\")|integer(1)|integer(0)|null"])
+    }
+
+    @Test(arguments: [true, false])
+    func sameFieldOnTwoClients_newerEditWinsWhicheverSyncsFirst(_ newerSyncsFirst: Bool) async throws {
+        let world = try World(clients: 2)
+        let (a, b) = (world.clients[0], world.clients[1])
+        try await a.withStore { store in _ = try store.insert("tasks", values: ["Milk", false, 0, nil]) }
+        _ = try await a.sync()
+        _ = try await b.sync()
+        world.walls[0].advance(by: 1_000)
+        try await a.withStore { store in _ = try store.update("tasks", id: 1, ["title": "older"]) }
+        world.walls[1].advance(by: 2_000)
+        try await b.withStore { store in _ = try store.update("tasks", id: 1, ["title": "newer"]) }
+        if newerSyncsFirst { _ = try await b.sync(); _ = try await a.sync() } else { _ = try await a.sync(); _ = try await b.sync() }
+        let contents = try await world.converge()
+        #expect(contents.first?.contains("newer") == true)
+    }
+
+    @Test func equalClockValues_sameResultOnEveryReplica() async throws {
+        let world = try World(clients: 2)
+        let (a, b) = (world.clients[0], world.clients[1])
+        try await a.withStore { store in _ = try store.insert("tasks", values: ["Milk", false, 0, nil]) }
+        _ = try await a.sync()
+        _ = try await b.sync()
+        for wall in world.walls { wall.set(milliseconds: 5_000_000) }
+        try await a.withStore { store in _ = try store.update("tasks", id: 1, ["title": "from A"]) }
+        try await b.withStore { store in _ = try store.update("tasks", id: 1, ["title": "from B"]) }
+        _ = try await a.sync()
+        _ = try await b.sync()
+        let contents = try await world.converge()
+        // Equal clock values: replica 2 (B) has the larger id and wins everywhere.
+        #expect(contents.first?.contains("from B") == true)
+    }
+
+    @Test func nullAgainstAValue_newerWins() async throws {
+        let world = try World(clients: 2)
+        let (a, b) = (world.clients[0], world.clients[1])
+        try await a.withStore { store in _ = try store.insert("tasks", values: ["Milk", false, 0, nil]) }
+        _ = try await a.sync()
+        _ = try await b.sync()
+        try await a.withStore { store in _ = try store.update("tasks", id: 1, ["title": "Bread"]) }
+        world.walls[1].advance(by: 5_000)
+        try await b.withStore { store in _ = try store.update("tasks", id: 1, ["title": nil]) }
+        _ = try await a.sync()
+        _ = try await b.sync()
+        let contents = try await world.converge()
+        #expect(contents == ["tasks:integer(1)|null|integer(0)|integer(0)|null"])
+    }
+
+    @Test func counterIncrementsOnTwoClients_bothCount() async throws {
+        let world = try World(clients: 2)
+        let (a, b) = (world.clients[0], world.clients[1])
+        try await a.withStore { store in _ = try store.insert("tasks", values: ["Tally", false, 0, nil]) }
+        _ = try await a.sync()
+        _ = try await b.sync()
+        try await a.withStore { store in _ = try store.update("tasks", id: 1, ["count": 2]) }
+        try await b.withStore { store in _ = try store.update("tasks", id: 1, ["count": 3]) }
+        _ = try await a.sync()
+        _ = try await b.sync()
+        let contents = try await world.converge()
+        #expect(contents == ["tasks:integer(1)|text(\"Tally\")|integer(0)|integer(5)|null"])
+    }
+
+    @Test func deleteAgainstAnEdit_deleteWinsEverywhere() async throws {
+        let world = try World(clients: 2)
+        let (a, b) = (world.clients[0], world.clients[1])
+        try await a.withStore { store in _ = try store.insert("tasks", values: ["Milk", false, 0, nil]) }
+        _ = try await a.sync()
+        _ = try await b.sync()
+        try await a.withStore { store in try store.delete("tasks", id: 1) }
+        try await b.withStore { store in _ = try store.update("tasks", id: 1, ["title": "edited"]) }
+        _ = try await a.sync()
+        _ = try await b.sync()
+        let contents = try await world.converge()
+        #expect(contents.isEmpty)
+    }
+
+    @Test func childCreatedWithAConflictingParentEdit_isNotLost() async throws {
+        let world = try World(clients: 2)
+        let (a, b) = (world.clients[0], world.clients[1])
+        try await a.withStore { store in _ = try store.insert("lists", values: ["Home"]) }
+        _ = try await a.sync()
+        _ = try await b.sync()
+        try await b.withStore { store in _ = try store.update("lists", id: 1, ["name": "House"]) }
+        _ = try await b.sync()
+        // A renames the list on a stale revision and adds a task to it in the same change set.
+        try await a.withStore { store in
+            _ = try store.update("lists", id: 1, ["name": "Flat"])
+            try store.insert("tasks", values: ["Paint", false, 0, 1])
+        }
+        let summary = try await a.sync()
+        #expect(summary.conflictingChangeSets >= 1)
+        let contents = try await world.converge()
+        #expect(contents.contains { $0.contains("Paint") })
+    }
+
+    @Test func deleteThenRecreateOfOneId_leavesItAlive() async throws {
+        let world = try World(clients: 2)
+        let (a, b) = (world.clients[0], world.clients[1])
+        try await a.withStore { store in _ = try store.insert("lists", values: ["Home"]) }
+        _ = try await a.sync()
+        try await a.withStore { store in
+            try store.delete("lists", id: 1)
+            try store.insert("lists", id: 1, values: ["Home again"])
+        }
+        _ = try await a.sync()
+        _ = try await b.sync()
+        let contents = try await world.converge()
+        #expect(contents == ["lists:integer(1)|text(\"Home again\")"])
+    }
+
+    @Test func clientOfflineFor10000Revisions_catchesUpInPages() async throws {
+        let world = try World(clients: 2, batchSize: 1_000)
+        let (a, b) = (world.clients[0], world.clients[1])
+        for chunk in 0..<10 {
+            try await a.withStore { store in
+                for n in 0..<1_000 { _ = try store.insert("lists", values: [.text("list \(chunk * 1_000 + n)")]) }
+            }
+            _ = try await a.sync()
+        }
+        let reports = Mutex<[SyncProgress]>([])
+        let summary = try await b.sync { progress in reports.withLock { $0.append(progress) } }
+        #expect(summary.received == 10_000)
+        #expect(summary.rounds >= 10)
+        let seen = reports.withLock { $0 }
+        #expect(seen.count == summary.rounds)
+        #expect(seen.map(\.received) == seen.map(\.received).sorted() && seen.last?.received == 10_000)
+        #expect(seen.dropLast().allSatisfy(\.hasMore) && seen.last?.hasMore == false)
+        let count = try await b.withStore { try $0.database.scalar("SELECT count(*) FROM lists") }
+        #expect(count == .integer(10_000))
+    }
+
+    @Test func threeClientsEditingAtRandom_converge() async throws {
+        let world = try World(clients: 3)
+        var random = SeededRandom(seed: 99)
+        try await world.clients[0].withStore { store in
+            for n in 0..<20 { _ = try store.insert("tasks", values: [.text("t\(n)"), false, 0, nil]) }
+        }
+        _ = try await world.converge()
+        for _ in 0..<6 {
+            for (index, client) in world.clients.enumerated() {
+                let edits = (0..<5).map { _ in (id: Int64(random.below(20)) + 1, field: random.below(3), value: random.below(1_000)) }
+                world.walls[index].advance(by: Int64(random.below(50)))
+                try await client.withStore { store in
+                    for edit in edits where try store.record("tasks", id: edit.id)?.isDeleted == false {
+                        switch edit.field {
+                        case 0: _ = try store.update("tasks", id: edit.id, ["title": .text("v\(edit.value)")])
+                        case 1: _ = try store.update("tasks", id: edit.id, ["done": .bool(edit.value % 2 == 0)])
+                        default: _ = try store.update("tasks", id: edit.id, ["count": .integer(Int64(edit.value))])
+                        }
+                    }
+                }
+                if random.below(2) == 0 { _ = try await client.sync() }
+            }
+        }
+        let contents = try await world.converge()
+        #expect(contents.count == 20)
+    }
+}
+
+struct SeededRandom {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func below(_ bound: Int) -> Int {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return Int((z ^ (z >> 31)) % UInt64(bound))
+    }
+}
+
+/// Delivers requests, but loses the first `lose` answers after the server has committed.
+actor LosingTransport: SyncTransport {
+    let inner: InProcessTransport
+    var lose: Int
+    init(_ inner: InProcessTransport, lose: Int) { self.inner = inner; self.lose = lose }
+    func send(_ body: [UInt8], gzip: Bool) async throws -> [UInt8] {
+        let answer = try await inner.send(body, gzip: gzip)
+        if lose > 0 { lose -= 1; throw TransportError("connection reset after the server answered") }
+        return answer
+    }
+}
+
+@Suite struct SyncRetryTests {
+    @Test func retryAfterALostResponse_createsNothingTwiceAndGetsTheSameAnswer() async throws {
+        let schema = try syncSchema()
+        let server = InProcessTransport(server: try RevisionServer(.memory, schema: schema))
+        let lossy = LosingTransport(server, lose: 1)
+        let client = SyncClient(store: try Store(.memory, schema: schema, replica: ReplicaID(1)), transport: lossy)
+        try await client.withStore { store in
+            let list = try store.insert("lists", values: ["Home"])
+            try store.insert("tasks", values: ["Milk", false, 0, .integer(list)])
+        }
+        await #expect(throws: TransportError.self) { try await client.sync() }
+        // Nothing changed locally: the creates are still pending under their temporary ids.
+        #expect(try await client.withStore { try $0.pendingChanges().map(\.id) } == [-1, -2])
+        _ = try await client.sync()
+        let counts = try await server.withServer { server in
+            [try server.database.scalar("SELECT count(*) FROM lists"), try server.database.scalar("SELECT count(*) FROM tasks")]
+        }
+        #expect(counts == [.integer(1), .integer(1)])
+        #expect(await server.withServer { $0.maxRevision } == 1)
+        #expect(try await client.withStore { try $0.pendingChanges().isEmpty })
+        #expect(try await client.withStore { try $0.database.rows("SELECT id, listID FROM tasks") } == [[.integer(1), .integer(1)]])
+    }
+}
