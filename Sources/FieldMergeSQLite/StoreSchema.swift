@@ -16,14 +16,7 @@ enum StoreSchema {
     /// foreign keys for references (checked at commit, so a transaction may write a child
     /// before its parent), and the sync metadata columns.
     static func createTable(_ entity: Entity) -> String {
-        var columns = ["\"id\" INTEGER PRIMARY KEY"]
-        for field in entity.fields {
-            var column = "\(Database.quote(field.name)) \(columnType(field.type))"
-            if let target = field.type.referenceTarget {
-                column += " REFERENCES \(Database.quote(target))(\"id\") DEFERRABLE INITIALLY DEFERRED"
-            }
-            columns.append(column)
-        }
+        var columns = entity.columnDefinitions
         columns += [
             "\"\(stampsColumn)\" BLOB NOT NULL",
             "\"\(pendingColumn)\" INTEGER NOT NULL DEFAULT 0",
@@ -76,6 +69,23 @@ enum StoreSchema {
 
 extension String {
     var trimmingSpaces: String { String(drop { $0 == " " }) }
+}
+
+extension Entity {
+    /// The column definitions of the entity's table: an integer `id` primary key and one typed
+    /// column per field, references as foreign keys checked at commit (so a transaction may
+    /// write a child before its parent). Stores add their metadata columns after these.
+    public var columnDefinitions: [String] {
+        var columns = ["\"id\" INTEGER PRIMARY KEY"]
+        for field in fields {
+            var column = "\(Database.quote(field.name)) \(field.type.sqliteColumnType)"
+            if let target = field.type.referenceTarget {
+                column += " REFERENCES \(Database.quote(target))(\"id\") DEFERRABLE INITIALLY DEFERRED"
+            }
+            columns.append(column)
+        }
+        return columns
+    }
 }
 
 extension FieldType {

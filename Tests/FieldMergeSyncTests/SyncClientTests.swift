@@ -33,28 +33,22 @@ struct World {
     }
 
     /// Every record of every entity as (entity, id, values), sorted: what must converge.
-    func contents(_ client: SyncClient) async throws -> [String] {
-        try await client.withStore { store in
-            var lines: [String] = []
-            for entity in store.schema.entities {
-                for row in try store.database.rows("SELECT * FROM \(Database.quote(entity.name)) ORDER BY id") {
-                    lines.append(entity.name + ":" + row.prefix(entity.fields.count + 1).map { "\($0)" }.joined(separator: "|"))
-                }
+    static func contents(_ database: Database, _ schema: Schema) throws -> [String] {
+        var lines: [String] = []
+        for entity in schema.entities {
+            for row in try database.rows("SELECT * FROM \(Database.quote(entity.name)) ORDER BY id") {
+                lines.append(entity.name + ":" + row.prefix(entity.fields.count + 1).map { "\($0)" }.joined(separator: "|"))
             }
-            return lines
         }
+        return lines
+    }
+
+    func contents(_ client: SyncClient) async throws -> [String] {
+        try await client.withStore { try Self.contents($0.database, $0.schema) }
     }
 
     func serverContents() async throws -> [String] {
-        try await transport.withServer { server in
-            var lines: [String] = []
-            for entity in server.schema.entities {
-                for row in try server.database.rows("SELECT * FROM \(Database.quote(entity.name)) ORDER BY id") {
-                    lines.append(entity.name + ":" + row.prefix(entity.fields.count + 1).map { "\($0)" }.joined(separator: "|"))
-                }
-            }
-            return lines
-        }
+        try await transport.withServer { try Self.contents($0.database, $0.schema) }
     }
 
     /// Syncs every client in turn, twice, and checks that all agree with the server.

@@ -23,14 +23,7 @@ final class ServerTable {
     }
 
     var createTable: String {
-        var columns = ["\"id\" INTEGER PRIMARY KEY"]
-        for field in entity.fields {
-            var column = "\(Database.quote(field.name)) \(field.type.sqliteColumnType)"
-            if let target = field.type.referenceTarget {
-                column += " REFERENCES \(Database.quote(target))(\"id\") DEFERRABLE INITIALLY DEFERRED"
-            }
-            columns.append(column)
-        }
+        var columns = entity.columnDefinitions
         columns += ["\"__fm_stamps\" BLOB NOT NULL", "\"__fm_revision\" INTEGER NOT NULL", "\"__fm_created\" INTEGER NOT NULL"]
         return "CREATE TABLE \(table) (" + columns.joined(separator: ", ") + ")"
     }
