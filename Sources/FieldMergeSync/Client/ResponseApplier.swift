@@ -47,6 +47,9 @@ struct ResponseApplier {
         }
         context = MergeContext(resolutionStamp: store.nextStamp())
         localChanges = try store.outboxKeys()
+        let total = response.changeSets.reduce(0) { $0 + $1.entities.reduce(0) { $0 + $1.records.count } }
+        overlay.reserveCapacity(total)
+        order.reserveCapacity(total)
         for changeSet in response.changeSets where changeSet.conflict != true {
             for changes in changeSet.entities {
                 for record in changes.records {

@@ -16,6 +16,8 @@ struct SyncBench: AsyncParsableCommand {
     var batchSize: Int = 10_000
     @Option(help: "Changes in the incremental sync.")
     var changes: Int = 1_000
+    @Flag(inversion: .prefixedNo, help: "Gzip request and response bodies.")
+    var gzip = true
 
     func run() async throws {
         let generated = Workload.generate(records: workload.records, seed: workload.seed)
@@ -35,21 +37,25 @@ struct SyncBench: AsyncParsableCommand {
             record.id = -Int64(index) - 1
             records.append(record)
         }
-        _ = try server.handle(SyncRequest(maxRevision: 0, changeSets: [ChangeSet(entities: [
-            EntityChanges(entity: entity.name, create: records.map(\.id), records: records),
-        ])]))
+        // As a server that grew over time: change sets of at most 1,000 records, one revision each.
+        let changeSets = stride(from: 0, to: records.count, by: 1_000).map { start in
+            let slice = Array(records[start..<min(start + 1_000, records.count)])
+            return ChangeSet(entities: [EntityChanges(entity: entity.name, create: slice.map(\.id), records: slice)])
+        }
+        _ = try server.handle(SyncRequest(maxRevision: 0, changeSets: changeSets))
         let transport = InProcessTransport(server: server)
 
         // Initial sync: a fresh client downloads everything, in pages.
         let reader = SyncClient(
             store: try Store(.file(path: folder + "/reader.sqlite"), schema: schema, replica: ReplicaID(1)),
-            transport: transport, batchSize: batchSize)
+            transport: transport, gzip: gzip, batchSize: batchSize)
         var initial = SyncSummary()
         let initialSeconds = try await seconds { initial = try await reader.sync() }
         let count = try await reader.withStore { try $0.database.scalar("SELECT count(*) FROM reminders") }
         var line = BenchLine(step: "sync-initial", records: workload.records, seconds: initialSeconds, runs: 1,
                              ops: initial.received, opUnit: "records")
         line.add("requests", initial.rounds)
+        line.add("gzip", gzip)
         line.add("bytes_on_wire", initial.bytesReceived + initial.bytesSent)
         line.add("digest_ok", count == .integer(Int64(workload.records)))
         print(line.render())
