@@ -301,3 +301,19 @@ actor LosingTransport: SyncTransport {
         #expect(try await client.withStore { try $0.database.rows("SELECT id, listID FROM tasks") } == [[.integer(1), .integer(1)]])
     }
 }
+
+@Suite struct SyncRefusalTests {
+    @Test func aCreateTheServerRefuses_stopsTheSyncInsteadOfLooping() async throws {
+        let schema = try syncSchema()
+        var options = RevisionServer.Options()
+        options.authorize = { entity, _, kind in !(entity == "lists" && kind == .create) }
+        let transport = InProcessTransport(server: try RevisionServer(.memory, schema: schema, options: options))
+        let client = SyncClient(store: try Store(.memory, schema: schema, replica: ReplicaID(1)), transport: transport)
+        try await client.withStore { store in _ = try store.insert("lists", values: ["Forbidden"]) }
+        let summary = try await client.sync()
+        #expect(summary.rounds == 2)
+        #expect(summary.conflictingChangeSets == 2)
+        #expect(try await client.withStore { try $0.pendingChanges().map(\.kind) } == [.create])
+        #expect(await transport.withServer { $0.maxRevision } == 0)
+    }
+}

@@ -67,11 +67,16 @@ public actor SyncClient {
     public func sync(maxRounds: Int = 1_000, progress: (@Sendable (SyncProgress) -> Void)? = nil) async throws -> SyncSummary {
         var summary = SyncSummary()
         refused = []
+        var previous: RoundOutcome?
         while summary.rounds < maxRounds {
             try Task.checkCancellation()
             let pending = try store.pendingChanges(limit: batchSize)
             let outcome = try await round(pending, summary: &summary)
+            defer { previous = outcome }
             progress?(SyncProgress(round: summary.rounds, received: summary.received, sent: summary.sent, hasMore: outcome.hasMore))
+            // The same request refused twice in a row makes no progress (a create the server
+            // will not take): stop, and leave it pending for the app to see.
+            if outcome.conflicts > 0, let previous, previous.conflicts > 0, previous.requestID == outcome.requestID { break }
             if pending.isEmpty && !outcome.hasMore { break }
             let settled = try store.pendingChanges(limit: 1).isEmpty
             if !outcome.hasMore && settled { break }
@@ -79,7 +84,7 @@ public actor SyncClient {
         return summary
     }
 
-    private struct RoundOutcome { var hasMore: Bool; var conflicts: Int }
+    private struct RoundOutcome { var hasMore: Bool; var conflicts: Int; var requestID: String? }
 
     private func round(_ pending: [PendingChange], summary: inout SyncSummary) async throws -> RoundOutcome {
         // The request id is a digest of what is sent: a retry after a lost answer, made from
@@ -113,7 +118,7 @@ public actor SyncClient {
         summary.merged += applied.merged
         summary.conflicts += applied.conflicts
         summary.conflictingChangeSets += applied.conflictingChangeSets
-        return RoundOutcome(hasMore: response.hasMore, conflicts: applied.conflictingChangeSets)
+        return RoundOutcome(hasMore: response.hasMore, conflicts: applied.conflictingChangeSets, requestID: request.requestID)
     }
 
     /// FNV-1a, 64 bits.
