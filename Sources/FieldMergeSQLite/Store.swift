@@ -176,7 +176,8 @@ extension Store {
     /// Advances the clock past stamps received from the server (see ``HybridClock/observe(_:)``).
     /// The clock is persisted with the next write.
     public func observe(_ stamps: some Sequence<Stamp>) {
-        for stamp in stamps where !stamp.isNone { clock.observe(stamp) }
+        // Observing the largest is observing them all, with one reading of the wall clock.
+        if let newest = stamps.max(), !newest.isNone { clock.observe(newest) }
     }
 
     /// A fresh stamp of this replica's clock (for values a merge computes).

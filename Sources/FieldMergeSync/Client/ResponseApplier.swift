@@ -40,11 +40,13 @@ struct ResponseApplier {
 
     /// Applies `response`; change sets from position `answersFrom` on answer what was sent.
     mutating func apply(_ response: SyncResponse, answersFrom: Int) throws -> Outcome {
+        var newest = Stamp.none
         for changeSet in response.changeSets {
             for entity in changeSet.entities {
-                for record in entity.records { store.observe(record.stamps ?? []) }
+                for record in entity.records { newest = max(newest, record.stamps?.max() ?? .none) }
             }
         }
+        store.observe([newest])
         context = MergeContext(resolutionStamp: store.nextStamp())
         localChanges = try store.outboxKeys()
         let total = response.changeSets.reduce(0) { $0 + $1.entities.reduce(0) { $0 + $1.records.count } }

@@ -60,7 +60,7 @@ public final class RevisionServer {
                   "revision" INTEGER NOT NULL, "stamp" BLOB NOT NULL, PRIMARY KEY ("entity", "id")) WITHOUT ROWID;
                 CREATE TABLE "__fm_log" ("entity" TEXT NOT NULL, "id" INTEGER NOT NULL,
                   "revision" INTEGER NOT NULL, PRIMARY KEY ("entity", "id")) WITHOUT ROWID;
-                CREATE INDEX "__fm_log_revision" ON "__fm_log" ("revision");
+                CREATE INDEX "__fm_log_revision" ON "__fm_log" ("revision", "entity", "id");
                 CREATE TABLE "__fm_replies" ("client" TEXT PRIMARY KEY, "request" TEXT NOT NULL, "response" BLOB NOT NULL);
                 """)
             for table in tables.values { try database.execute(table.createTable) }

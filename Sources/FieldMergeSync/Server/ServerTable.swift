@@ -10,6 +10,9 @@ final class ServerTable {
     let select: String
     let delete: String
     var referencedBy: [(entity: String, field: Int, action: ReferenceAction)] = []
+    /// The two hottest statements, kept here: cheaper than finding them by their SQL text.
+    var selectStatement: Statement?
+    var insertStatement: Statement?
 
     init(_ entity: Entity) {
         self.entity = entity
@@ -38,7 +41,7 @@ struct ServerRow {
 
 extension RevisionServer {
     func readRow(_ table: ServerTable, id: Int64) throws(SQLiteError) -> ServerRow? {
-        let statement = try database.statement(table.select)
+        let statement = try cached(&table.selectStatement, table.select)
         defer { statement.reset() }
         try statement.bind(id, at: 1)
         guard try statement.step() else { return nil }
@@ -62,7 +65,7 @@ extension RevisionServer {
     }
 
     func writeRow(_ table: ServerTable, _ row: ServerRow) throws(SQLiteError) {
-        let statement = try database.statement(table.insert)
+        let statement = try cached(&table.insertStatement, table.insert)
         defer { statement.reset() }
         try statement.bind(row.record.id, at: 1)
         for (index, value) in row.record.values.enumerated() { try statement.bindField(value, at: Int32(index + 2)) }
@@ -74,6 +77,13 @@ extension RevisionServer {
         try statement.bind(row.created, at: count + 4)
         try statement.execute()
         try logChange(table.entity.name, id: row.record.id, revision: row.revision)
+    }
+
+    private func cached(_ slot: inout Statement?, _ sql: String) throws(SQLiteError) -> Statement {
+        if let statement = slot { return statement }
+        let statement = try database.statement(sql)
+        slot = statement
+        return statement
     }
 
     func deleteRow(_ table: ServerTable, id: Int64, tombstone: Stamp, revision: Int64) throws(SQLiteError) {
