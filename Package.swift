@@ -8,10 +8,15 @@ let package = Package(
         .library(name: "FieldMergeJSON", targets: ["FieldMergeJSON"]),
         .library(name: "FieldMergeSQLite", targets: ["FieldMergeSQLite"]),
         .library(name: "FieldMergeSync", targets: ["FieldMergeSync"]),
+        .library(name: "FieldMergeSyncHTTP", targets: ["FieldMergeSyncHTTP"]),
+        .library(name: "FieldMergeServerHTTP", targets: ["FieldMergeServerHTTP"]),
+        .library(name: "FieldMergeSimulation", targets: ["FieldMergeSimulation"]),
         .executable(name: "fieldmerge", targets: ["fieldmerge"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         // The merge core: pure Swift, no Foundation, no I/O.
@@ -28,10 +33,27 @@ let package = Package(
         .target(name: "FieldMergeJSON", dependencies: ["FieldMerge"]),
         // The benchmark workload of BENCHMARKS.md (generator, digests). No Foundation.
         .target(name: "FieldMergeWorkload", dependencies: ["FieldMerge"]),
+        // The HTTP client transport (URLSession through FoundationNetworking). No server code.
+        .target(name: "FieldMergeSyncHTTP", dependencies: ["FieldMergeSync"]),
+        // POST /sync over HTTP with Hummingbird 2. Kept apart so apps never link a web server.
+        .target(
+            name: "FieldMergeServerHTTP",
+            dependencies: [
+                "FieldMergeSync",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // `fieldmerge simulate`: devices, faults, oracle. Transport-agnostic (no HTTP here).
+        .target(
+            name: "FieldMergeSimulation",
+            dependencies: ["FieldMerge", "FieldMergeSQLite", "FieldMergeSync", "FieldMergeWorkload"]
+        ),
         .executableTarget(
             name: "fieldmerge",
             dependencies: [
                 "FieldMerge", "FieldMergeJSON", "FieldMergeWorkload", "FieldMergeSQLite", "FieldMergeSync",
+                "FieldMergeSyncHTTP", "FieldMergeServerHTTP", "FieldMergeSimulation",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -40,6 +62,14 @@ let package = Package(
         .testTarget(name: "FieldMergeSyncTests", dependencies: ["FieldMerge", "FieldMergeSQLite", "FieldMergeSync", "FieldMergeWorkload", "FieldMergeJSON"]),
         .testTarget(name: "FieldMergeJSONTests", dependencies: ["FieldMerge", "FieldMergeJSON"]),
         .testTarget(name: "FieldMergeWorkloadTests", dependencies: ["FieldMerge", "FieldMergeWorkload"]),
+        .testTarget(
+            name: "FieldMergeServerHTTPTests",
+            dependencies: ["FieldMerge", "FieldMergeSQLite", "FieldMergeSync", "FieldMergeSyncHTTP", "FieldMergeServerHTTP", "FieldMergeJSON"]
+        ),
+        .testTarget(
+            name: "FieldMergeSimulationTests",
+            dependencies: ["FieldMerge", "FieldMergeSQLite", "FieldMergeSync", "FieldMergeSimulation"]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )
