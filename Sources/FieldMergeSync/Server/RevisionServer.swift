@@ -17,7 +17,18 @@ public final class RevisionServer {
 
     public enum ChangeKind: String, Sendable { case create, update, delete }
 
+    /// How the server treats an update or delete that names an older revision.
+    public enum Mode: String, Sendable, CaseIterable {
+        /// The case study: a stale change is a conflict, answered with the truth.
+        case strict
+        /// A stale update is merged field by field with what changed since (the entity's
+        /// strategies decide truly conflicting fields); a stale delete is still a conflict.
+        case merge
+    }
+
     public struct Options {
+        /// Strict (the case study) or merge.
+        public var mode: Mode = .strict
         /// How far ahead of the server's clock an incoming stamp may be; later ones are clamped.
         public var maxDrift: UInt64 = 60_000
         /// The largest catch-up page, in records, when the request names no `limit`.
