@@ -91,7 +91,7 @@ public struct MergeContext: Sendable {
 
     /// The stamp for a value computed from the two sides' stamps `l` and `r`.
     @inlinable
-    func computedStamp(_ l: Stamp, _ r: Stamp) -> Stamp {
+    public func computedStamp(_ l: Stamp, _ r: Stamp) -> Stamp {
         let newer = l > r ? l : r
         let successor = Stamp(clock: newer.clock &+ 1, replica: resolutionStamp.replica)
         return resolutionStamp > successor ? resolutionStamp : successor

@@ -21,9 +21,12 @@ struct World {
     var clients: [SyncClient] = []
     var walls: [ManualWallClock] = []
 
-    init(clients count: Int, batchSize: Int = 10_000) throws {
+    init(clients count: Int, batchSize: Int = 10_000, mode: RevisionServer.Mode = .strict) throws {
         schema = try syncSchema()
-        transport = InProcessTransport(server: try RevisionServer(.memory, schema: schema, wall: ManualWallClock(milliseconds: 1_000_000)))
+        var options = RevisionServer.Options()
+        options.mode = mode
+        transport = InProcessTransport(server: try RevisionServer(
+            .memory, schema: schema, options: options, wall: ManualWallClock(milliseconds: 1_000_000)))
         for index in 0..<count {
             let wall = ManualWallClock(milliseconds: 1_000_000)
             let store = try Store(.memory, schema: schema, replica: ReplicaID(UInt64(index + 1)), wall: wall)

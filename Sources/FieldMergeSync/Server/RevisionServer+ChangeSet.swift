@@ -122,15 +122,23 @@ extension RevisionServer {
     private func update(_ wire: WireRecord, in table: ServerTable, _ attempt: inout ChangeSetAttempt) throws {
         let id = attempt.resolve(table.entity.name, wire.id)
         attempt.touched.append((table.entity.name, id))
-        guard var row = try readRow(table, id: id), wire.revision == row.revision else {
-            throw ServerRefusal.conflict(touched: attempt.touched)
+        guard var row = try readRow(table, id: id) else { throw ServerRefusal.conflict(touched: attempt.touched) }
+        var incoming = row.record
+        for index in wire.present {
+            incoming.set(index, rewrite(wire.values[index], field: table.entity.fields[index], attempt),
+                         stamp: accept(wire.stamps?[index]))
+        }
+        var changed = wire.present
+        if wire.revision != row.revision {
+            // Stale: merge mode folds it in when the server can decide every field; else conflict.
+            guard options.mode == .merge, let base = wire.revision, base < row.revision,
+                let merge = mergeStale(incoming, present: wire.present, base: base, into: row, entity: table.entity)
+            else { throw ServerRefusal.conflict(touched: attempt.touched) }
+            (incoming, changed) = merge
         }
         try authorize(table.entity.name, id, .update, attempt)
-        for index in wire.present {
-            row.record.set(index, rewrite(wire.values[index], field: table.entity.fields[index], attempt),
-                           stamp: accept(wire.stamps?[index]))
-        }
-        row.revision = attempt.revision
+        row.record = incoming
+        row.advance(to: attempt.revision, changed: changed)
         try writeRow(table, row)
         attempt.answer(table.entity.name) {
             $0.update.append(id)
@@ -161,7 +169,7 @@ extension RevisionServer {
                     guard var childRow = try readRow(child, id: childID) else { continue }
                     attempt.touched.append((child.entity.name, childID))
                     childRow.record.set(reference.field, .null, stamp: clock.now())
-                    childRow.revision = attempt.revision
+                    childRow.advance(to: attempt.revision, changed: FieldMask([reference.field]))
                     try writeRow(child, childRow)
                     attempt.answer(child.entity.name) {
                         $0.update.append(childID)

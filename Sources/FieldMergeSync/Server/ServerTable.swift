@@ -2,7 +2,9 @@ import FieldMerge
 import FieldMergeSQLite
 
 /// One entity's table on the server: typed columns, the field stamps, the revision of the
-/// last change and the revision that created the record.
+/// last change, the revision that created the record, and the revision at which each field
+/// last changed (NULL while every field changed at the record's revision), which merge mode
+/// needs to tell a stale update's own fields from fields others changed since.
 final class ServerTable {
     let entity: Entity
     let table: String
@@ -18,7 +20,7 @@ final class ServerTable {
         self.entity = entity
         table = Database.quote(entity.name)
         let columns = ["\"id\""] + entity.fields.map { Database.quote($0.name) }
-            + ["\"__fm_stamps\"", "\"__fm_revision\"", "\"__fm_created\""]
+            + ["\"__fm_stamps\"", "\"__fm_revision\"", "\"__fm_created\"", "\"__fm_fields\""]
         insert = "INSERT OR REPLACE INTO \(table) (\(columns.joined(separator: ", "))) VALUES ("
             + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
         select = "SELECT \(columns.joined(separator: ", ")) FROM \(table) WHERE \"id\" = ?"
@@ -27,7 +29,7 @@ final class ServerTable {
 
     var createTable: String {
         var columns = entity.columnDefinitions
-        columns += ["\"__fm_stamps\" BLOB NOT NULL", "\"__fm_revision\" INTEGER NOT NULL", "\"__fm_created\" INTEGER NOT NULL"]
+        columns += ["\"__fm_stamps\" BLOB NOT NULL", "\"__fm_revision\" INTEGER NOT NULL", "\"__fm_created\" INTEGER NOT NULL", "\"__fm_fields\" BLOB"]
         return "CREATE TABLE \(table) (" + columns.joined(separator: ", ") + ")"
     }
 }
@@ -37,6 +39,60 @@ struct ServerRow {
     var record: Record
     var revision: Int64
     var created: Int64
+    /// The revision at which each field last changed; nil while all changed at `revision`.
+    var fieldRevisions: ContiguousArray<Int64>?
+
+    init(record: Record, revision: Int64, created: Int64, fieldRevisions: ContiguousArray<Int64>? = nil) {
+        self.record = record
+        self.revision = revision
+        self.created = created
+        self.fieldRevisions = fieldRevisions
+    }
+
+    /// The revision at which field `index` last changed.
+    func revision(ofField index: Int) -> Int64 { fieldRevisions?[index] ?? revision }
+
+    /// Moves the record to `revision`, with the fields in `changed` changed at it.
+    mutating func advance(to newRevision: Int64, changed: FieldMask) {
+        var fields = fieldRevisions ?? ContiguousArray(repeating: revision, count: record.values.count)
+        for index in changed { fields[index] = newRevision }
+        revision = newRevision
+        fieldRevisions = fields.allSatisfy { $0 == newRevision } ? nil : fields
+    }
+
+    /// Field revisions as unsigned LEB128 distances back from the record's revision.
+    static func encode(_ fields: ContiguousArray<Int64>, revision: Int64) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(fields.count * 2)
+        for field in fields {
+            var rest = UInt64(bitPattern: revision &- field)
+            while rest >= 0x80 {
+                bytes.append(UInt8(truncatingIfNeeded: rest) | 0x80)
+                rest >>= 7
+            }
+            bytes.append(UInt8(rest))
+        }
+        return bytes
+    }
+
+    static func decode(_ bytes: UnsafeRawBufferPointer, count: Int, revision: Int64) -> ContiguousArray<Int64>? {
+        var fields = ContiguousArray<Int64>()
+        fields.reserveCapacity(count)
+        var position = 0
+        for _ in 0..<count {
+            var value: UInt64 = 0, shift: UInt64 = 0
+            while true {
+                guard position < bytes.count, shift < 64 else { return nil }
+                let byte = bytes[position]
+                position += 1
+                value |= UInt64(byte & 0x7F) << shift
+                if byte < 0x80 { break }
+                shift += 7
+            }
+            fields.append(revision &- Int64(bitPattern: value))
+        }
+        return position == bytes.count ? fields : nil
+    }
 }
 
 extension RevisionServer {
@@ -59,9 +115,17 @@ extension RevisionServer {
         guard case .success(let decoded) = stamps else {
             throw SQLiteError(code: 11, message: "stamps of \(table.entity.name)#\(id) are damaged")
         }
+        let revision = statement.int64(Int32(count + 2))
+        var fieldRevisions: ContiguousArray<Int64>?
+        if !statement.isNull(Int32(count + 4)) {
+            fieldRevisions = statement.withBlob(Int32(count + 4)) { ServerRow.decode($0, count: count, revision: revision) }
+            guard fieldRevisions != nil else {
+                throw SQLiteError(code: 11, message: "field revisions of \(table.entity.name)#\(id) are damaged")
+            }
+        }
         return ServerRow(
             record: Record(entity: table.entity.name, id: id, values: values, stamps: decoded),
-            revision: statement.int64(Int32(count + 2)), created: statement.int64(Int32(count + 3)))
+            revision: revision, created: statement.int64(Int32(count + 3)), fieldRevisions: fieldRevisions)
     }
 
     func writeRow(_ table: ServerTable, _ row: ServerRow) throws(SQLiteError) {
@@ -75,6 +139,11 @@ extension RevisionServer {
         try statement.bind(stamps, at: count + 2)
         try statement.bind(row.revision, at: count + 3)
         try statement.bind(row.created, at: count + 4)
+        if let fields = row.fieldRevisions {
+            try statement.bind(ServerRow.encode(fields, revision: row.revision), at: count + 5)
+        } else {
+            try statement.bindNull(at: count + 5)
+        }
         try statement.execute()
         try logChange(table.entity.name, id: row.record.id, revision: row.revision)
     }
