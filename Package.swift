@@ -15,8 +15,10 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
-        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        // No default traits: swift-configuration support and full Foundation are not used here.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         // The merge core: pure Swift, no Foundation, no I/O.
@@ -42,6 +44,7 @@ let package = Package(
                 "FieldMergeSync",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         // `fieldmerge simulate`: devices, faults, oracle. Transport-agnostic (no HTTP here).
@@ -55,6 +58,7 @@ let package = Package(
                 "FieldMerge", "FieldMergeJSON", "FieldMergeWorkload", "FieldMergeSQLite", "FieldMergeSync",
                 "FieldMergeSyncHTTP", "FieldMergeServerHTTP", "FieldMergeSimulation",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .testTarget(name: "FieldMergeTests", dependencies: ["FieldMerge", "FieldMergeWorkload"]),
@@ -64,7 +68,11 @@ let package = Package(
         .testTarget(name: "FieldMergeWorkloadTests", dependencies: ["FieldMerge", "FieldMergeWorkload"]),
         .testTarget(
             name: "FieldMergeServerHTTPTests",
-            dependencies: ["FieldMerge", "FieldMergeSQLite", "FieldMergeSync", "FieldMergeSyncHTTP", "FieldMergeServerHTTP", "FieldMergeJSON"]
+            dependencies: [
+                "FieldMerge", "FieldMergeSQLite", "FieldMergeSync", "FieldMergeSyncHTTP", "FieldMergeServerHTTP", "FieldMergeJSON",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "InMemoryLogging", package: "swift-log"),
+            ]
         ),
         .testTarget(
             name: "FieldMergeSimulationTests",

@@ -1,1 +1,77 @@
 import FieldMergeSync
+import Hummingbird
+import Logging
+import ServiceLifecycle
+
+/// `POST /sync` of the revision protocol over HTTP/1.1, for one ``RevisionServer``.
+///
+/// ```swift
+/// let server = SyncHTTPServer(server: try RevisionServer(.file(path: "server.sqlite"), schema: schema),
+///                             configuration: .init(port: 8080))
+/// try await ServiceGroup(services: [server], gracefulShutdownSignals: [.sigterm, .sigint],
+///                        logger: logger).run()
+/// ```
+///
+/// The endpoint's behaviour is normative in `Specs/http.md`: gzip both ways, 413 past the
+/// size limits, 400 with `{"error": …, "message": …}` for a body that cannot be read or a
+/// request the server refuses (and then nothing has changed), 404/405 elsewhere, and
+/// `GET /health`. Requests are decoded and encoded concurrently; the server itself sees
+/// one request at a time, each one SQLite transaction. A graceful shutdown stops
+/// accepting connections and lets requests in flight finish.
+///
+/// A `Service` (swift-service-lifecycle): run it in a `ServiceGroup`, or call ``run()``.
+public struct SyncHTTPServer: Service {
+    public let configuration: Configuration
+    private let host: RevisionServerHost
+    private let codec: WireCodec
+    /// The logger of the server and of each request.
+    public let logger: Logger
+    private let onListening: @Sendable (_ host: String, _ port: Int) async -> Void
+
+    /// - Parameters:
+    ///   - server: The server to serve; it belongs to this value from now on (reach it
+    ///     with ``withServer(_:)``).
+    ///   - configuration: Address, limits, gzip level.
+    ///   - logger: Where each sync is logged (`info`) and refused requests (`notice`).
+    ///   - onListening: Called once the socket is bound, with the address and the actual
+    ///     port (useful with port 0).
+    public init(
+        server: sending RevisionServer, configuration: Configuration = Configuration(),
+        logger: Logger = Logger(label: "fieldmerge.http"),
+        onListening: @escaping @Sendable (_ host: String, _ port: Int) async -> Void = { _, _ in }
+    ) {
+        self.configuration = configuration
+        codec = WireCodec(schema: server.schema, limits: configuration.limits)
+        host = RevisionServerHost(server: server)
+        self.logger = logger
+        self.onListening = onListening
+    }
+
+    /// Serves until the task is cancelled or a graceful shutdown is triggered.
+    ///
+    /// - Throws: When the address cannot be bound (port in use, no such address).
+    public func run() async throws {
+        let configuration = configuration
+        let onListening = onListening
+        let application = Application(
+            responder: SyncResponder(host: host, codec: codec, configuration: configuration),
+            configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port)),
+            onServerRunning: { channel in
+                await onListening(configuration.host, channel.localAddress?.port ?? configuration.port)
+            },
+            logger: logger
+        )
+        try await application.run()
+    }
+
+    /// Runs `body` with the server between requests (to inspect or seed it).
+    public func withServer<T: Sendable>(_ body: sending (RevisionServer) throws -> T) async rethrows -> T {
+        try await host.withServer(body)
+    }
+
+    /// The server's revision after the last request (read without waiting for a sync).
+    public var maxRevision: Int64 { host.maxRevision }
+
+    /// Requests served so far, by outcome.
+    public var statistics: Statistics { host.statistics }
+}

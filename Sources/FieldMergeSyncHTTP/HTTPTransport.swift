@@ -1,1 +1,94 @@
 import FieldMergeSync
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Carries sync requests to a server's `POST /sync` over HTTP, with `URLSession`.
+///
+/// URLSession, not AsyncHTTPClient: on Linux it comes with the toolchain's Foundation
+/// (`FoundationNetworking`, on libcurl), so it costs nothing extra to build, and apps on
+/// Apple platforms already have it and its proxy, cellular and TLS settings. AsyncHTTPClient
+/// would bring SwiftNIO and its TLS stack into every app that syncs.
+///
+/// The request body goes as given (`Content-Encoding: gzip` when the client gzip'd it);
+/// `Accept-Encoding: gzip` is always sent. The response body comes back as it arrived or as
+/// URLSession already inflated it: libcurl on Linux and Apple's URLSession both undo
+/// `Content-Encoding: gzip` themselves, and ``SyncClient`` tells gzip from JSON by the
+/// magic bytes, so either way reads right.
+///
+/// Errors: an unreachable server, a timeout, a dropped connection, a 5xx, 408 or 429 throw
+/// ``TransportError`` (retry later: a round that fails changes nothing, and a request whose
+/// answer was lost is recognised by its id). Any other status throws
+/// ``SyncRequestRejected`` carrying the status and the server's `{"error", "message"}`:
+/// sending the same request again would be refused again. `SyncClient` lets both reach
+/// the caller of `sync()` with the store unchanged.
+public struct HTTPTransport: SyncTransport {
+    /// Timeouts and extra headers.
+    public struct Configuration: Sendable {
+        /// The longest wait for the connection or for the next bytes of the response, in seconds.
+        public var requestTimeout: Double
+        /// The longest a whole exchange (upload, server work, download) may take, in seconds.
+        public var resourceTimeout: Double
+        /// Headers added to every request (an `Authorization`, say).
+        public var headers: [String: String]
+
+        public init(requestTimeout: Double = 60, resourceTimeout: Double = 600, headers: [String: String] = [:]) {
+            self.requestTimeout = requestTimeout
+            self.resourceTimeout = resourceTimeout
+            self.headers = headers
+        }
+    }
+
+    /// The endpoint, e.g. `http://127.0.0.1:8080/sync`.
+    public let url: URL
+    public let configuration: Configuration
+    private let session: URLSession
+
+    /// - Parameters:
+    ///   - url: The full URL of the sync endpoint, path included.
+    public init(url: URL, configuration: Configuration = Configuration()) {
+        self.url = url
+        self.configuration = configuration
+        let sessionConfiguration = URLSessionConfiguration.ephemeral
+        sessionConfiguration.timeoutIntervalForRequest = configuration.requestTimeout
+        sessionConfiguration.timeoutIntervalForResource = configuration.resourceTimeout
+        sessionConfiguration.urlCache = nil
+        sessionConfiguration.httpCookieStorage = nil
+        sessionConfiguration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        session = URLSession(configuration: sessionConfiguration)
+    }
+
+    public func send(_ body: [UInt8], gzip: Bool) async throws -> [UInt8] {
+        var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: configuration.requestTimeout)
+        request.httpMethod = "POST"
+        for (name, value) in configuration.headers { request.setValue(value, forHTTPHeaderField: name) }
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.setValue("gzip", forHTTPHeaderField: "Accept-Encoding")
+        if gzip { request.setValue("gzip", forHTTPHeaderField: "Content-Encoding") }
+        request.httpBody = Data(body)
+
+        let data: Data
+        let response: URLResponse
+        do {
+            (data, response) = try await session.data(for: request)
+        } catch {
+            try Task.checkCancellation()
+            throw TransportError(Self.describe(error))
+        }
+        guard let http = response as? HTTPURLResponse else { throw TransportError("not an HTTP response from \(url)") }
+        let bytes = [UInt8](data)
+        switch http.statusCode {
+        case 200..<300:
+            return bytes
+        case 408, 429, 500...:
+            let detail = Self.detail(bytes).map { ": \($0.message)" } ?? ""
+            throw TransportError("HTTP \(http.statusCode) from \(url)\(detail)")
+        default:
+            let detail = Self.detail(bytes)
+            throw SyncRequestRejected(
+                status: http.statusCode, code: detail?.error ?? "http\(http.statusCode)",
+                message: detail?.message ?? "HTTP \(http.statusCode) from \(url)")
+        }
+    }
+}

@@ -1,9 +1,111 @@
 import ArgumentParser
+import FieldMerge
+import FieldMergeJSON
+import FieldMergeSQLite
+import FieldMergeServerHTTP
+import FieldMergeSync
+import FieldMergeWorkload
+import Foundation
+import ServiceLifecycle
+import Synchronization
 
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "Serves POST /sync for a RevisionServer over HTTP."
+        abstract: "Serves POST /sync for a RevisionServer over HTTP.",
+        discussion: """
+            Opens (or creates) the server's SQLite database (--db) and serves the revision \
+            protocol on http://HOST:PORT/sync, plus GET /health (Specs/http.md). Prints one \
+            line with the address once listening; logs each sync on standard error. SIGINT or \
+            SIGTERM stops accepting connections and lets requests in flight finish (each is one \
+            SQLite transaction). Exit codes: 2 for a bad schema file, 1 when the database \
+            cannot be opened or the address cannot be bound.
+            """
     )
-    func run() async throws { throw ValidationError("serve: not built yet") }
+
+    enum Mode: String, ExpressibleByArgument, CaseIterable {
+        case strict, merge
+        var serverMode: RevisionServer.Mode { self == .strict ? .strict : .merge }
+    }
+
+    @Option(help: "The TCP port; 0 picks a free one.")
+    var port: Int = 8080
+
+    @Option(help: "The server's SQLite database, created when missing.")
+    var db: String
+
+    @Option(help: "strict (a stale change set is a conflict, as in the case study) or merge.")
+    var mode: Mode = .strict
+
+    @Option(help: "A JSON schema document (Specs/schema.md); the built-in reminders schema when omitted.")
+    var schema: String?
+
+    @Option(help: "The address to bind; 127.0.0.1 serves this machine only.")
+    var host: String = "127.0.0.1"
+
+    func validate() throws {
+        guard (0...65_535).contains(port) else { throw ValidationError("--port must be within 0...65535") }
+    }
+
+    func run() async throws {
+        let schema = try loadSchema()
+        var options = RevisionServer.Options()
+        options.mode = mode.serverMode
+        let server: RevisionServer
+        do {
+            server = try RevisionServer(.file(path: db), schema: schema, options: options)
+        } catch {
+            Self.fail("cannot open the database \(db): \(error)")
+            throw ExitCode(1)
+        }
+        let listening = Mutex(false)
+        let (db, mode) = (db, mode)
+        let http = SyncHTTPServer(
+            server: server, configuration: .init(host: host, port: port)
+        ) { host, port in
+            listening.withLock { $0 = true }
+            // Written unbuffered: a script waiting for this line sees it at once.
+            let line = "fieldmerge serve: listening on http://\(host):\(port)/sync (database \(db), \(mode.rawValue) mode)\n"
+            FileHandle.standardOutput.write(Data(line.utf8))
+        }
+        let group = ServiceGroup(services: [http], gracefulShutdownSignals: [.sigterm, .sigint], logger: http.logger)
+        do {
+            try await group.run()
+        } catch {
+            if listening.withLock({ $0 }) {
+                Self.fail("stopped on an error: \(error)")
+            } else {
+                Self.fail("cannot listen on \(host):\(port): \(error)")
+            }
+            throw ExitCode(1)
+        }
+    }
+
+    /// The schema of `--schema`, or ``defaultServeSchema()``; a bad file exits with code 2.
+    private func loadSchema() throws -> Schema {
+        guard let file = schema else { return defaultServeSchema() }
+        do {
+            guard let data = FileManager.default.contents(atPath: file) else {
+                throw DocumentError(path: file, message: "cannot read the file")
+            }
+            return try SchemaDocument.decode(JSONValue.parse(data))
+        } catch let error as DocumentError {
+            Self.fail("bad schema file \(file): \(error)")
+            throw ExitCode(2)
+        }
+    }
+
+    private static func fail(_ message: String) {
+        FileHandle.standardError.write(Data("fieldmerge serve: \(message)\n".utf8))
+    }
+}
+
+/// The schema `fieldmerge serve` uses without `--schema`: for now the benchmark workload's
+/// `reminders` entity (BENCHMARKS.md), so `fieldmerge bench` clients can sync against it.
+func defaultServeSchema() -> Schema {
+    do {
+        return try Schema([Workload.remindersEntity])
+    } catch {
+        preconditionFailure("the built-in schema is invalid: \(error)")
+    }
 }

@@ -1,0 +1,89 @@
+import FieldMerge
+import FieldMergeSQLite
+import FieldMergeServerHTTP
+import FieldMergeSync
+import FieldMergeSyncHTTP
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import Testing
+
+/// What ``HTTPTransport`` makes of the server's answers and of no server at all.
+@Suite struct HTTPTransportTests {
+    @Test func refusedBody_throwsRejectionWithStatusAndServerMessage() async throws {
+        try await withHTTPServer(try RevisionServer(.memory, schema: httpTestSchema())) { running in
+            let transport = HTTPTransport(url: running.syncURL)
+            do {
+                _ = try await transport.send(Array(#"{"maxRevision": "zero"}"#.utf8), gzip: false)
+                Issue.record("a malformed body was accepted")
+            } catch let rejected as SyncRequestRejected {
+                #expect(rejected.status == 400)
+                #expect(rejected.code == "unexpectedType")
+                #expect(rejected.message.contains("maxRevision") || rejected.message.contains("byte"))
+            }
+        }
+    }
+
+    @Test func oversizedBody_throwsRejection413() async throws {
+        try await withHTTPServer(try RevisionServer(.memory, schema: httpTestSchema()), configuration: .init(maxRequestBytes: 64)) { running in
+            let transport = HTTPTransport(url: running.syncURL)
+            let body = Array(#"{"maxRevision":0,"changeSets":[]}"#.utf8) + [UInt8](repeating: 0x20, count: 100)
+            do {
+                _ = try await transport.send(body, gzip: false)
+                Issue.record("a body over the limit was accepted")
+            } catch let rejected as SyncRequestRejected {
+                #expect(rejected.status == 413 && rejected.code == "tooLarge")
+            }
+        }
+    }
+
+    @Test func wrongPath_throwsRejection404() async throws {
+        try await withHTTPServer(try RevisionServer(.memory, schema: httpTestSchema())) { running in
+            let transport = HTTPTransport(url: running.url("/not-sync"))
+            do {
+                _ = try await transport.send(Array(#"{"maxRevision":0,"changeSets":[]}"#.utf8), gzip: false)
+                Issue.record("a request to a wrong path succeeded")
+            } catch let rejected as SyncRequestRejected {
+                #expect(rejected.status == 404 && rejected.code == "notFound")
+            }
+        }
+    }
+
+    @Test func noServerListening_throwsRetryableTransportError() async throws {
+        let port = try Self.closedPort()
+        let transport = HTTPTransport(url: URL(string: "http://127.0.0.1:\(port)/sync")!, configuration: .init(requestTimeout: 10))
+        await #expect(throws: TransportError.self) {
+            try await transport.send(Array(#"{"maxRevision":0,"changeSets":[]}"#.utf8), gzip: false)
+        }
+    }
+
+    @Test func serverUnreachable_syncThrowsTransportError_andTheStoreKeepsItsChanges() async throws {
+        let schema = try httpTestSchema()
+        let store = try Store(.memory, schema: schema, replica: ReplicaID(7))
+        let port = try Self.closedPort()
+        let offline = SyncClient(store: store, transport: HTTPTransport(url: URL(string: "http://127.0.0.1:\(port)/sync")!))
+        _ = try await offline.withStore { try $0.insert("lists", values: ["Home"]) }
+        await #expect(throws: TransportError.self) { _ = try await offline.sync() }
+        #expect(try await offline.withStore { try $0.pendingChanges().count } == 1)
+        #expect(await offline.withStore { $0.maxRevision } == 0)
+    }
+
+    /// A port on 127.0.0.1 nobody listens on: bound, then released.
+    static func closedPort() throws -> Int {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(socket) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(socket, pointer, length) == 0 && getsockname(socket, pointer, &length) == 0
+            }
+        }
+        guard bound else { throw RawHTTP.Failure(description: "bind: errno \(errno)") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
