@@ -71,44 +71,52 @@ extension RevisionServer {
 
     struct Page { var changeSet: ChangeSet?; var end: Int64; var hasMore: Bool }
 
-    /// The records changed after `revision`, read from the log in revision order.
+    /// The records changed after `revision`, read from the log in revision order: at most
+    /// `limit`, ending on a revision boundary (a revision larger than `limit` comes whole).
     func catchUp(after revision: Int64, limit: Int) throws -> Page {
-        var rows = try database.rows(
-            "SELECT \"entity\", \"id\", \"revision\" FROM \"__fm_log\" WHERE \"revision\" > ? ORDER BY \"revision\", \"entity\", \"id\" LIMIT ?",
-            [.integer(revision), .integer(Int64(limit) + 1)])
-        guard !rows.isEmpty else { return Page(changeSet: nil, end: revision, hasMore: false) }
-        let hasMore = rows.count > limit
-        if hasMore {
-            let cut = rows[limit][2]
-            rows.removeLast(rows.count - limit)
-            if rows.last?[2] == cut {
-                // Never split a revision: drop it, or take all of it when it is the only one.
-                let kept = rows.filter { $0[2] != cut }
-                rows = kept.isEmpty
-                    ? try database.rows(
-                        "SELECT \"entity\", \"id\", \"revision\" FROM \"__fm_log\" WHERE \"revision\" = ? ORDER BY \"entity\", \"id\"", [cut])
-                    : kept
-            }
+        guard let first = try logRevision(after: revision, offset: 0) else {
+            return Page(changeSet: nil, end: revision, hasMore: false)
         }
-        var byEntity: [String: EntityChanges] = [:]
-        for row in rows {
-            guard case .text(let entity) = row[0], case .integer(let id) = row[1], let table = tables[entity] else { continue }
-            // Appended in place: a copy out of the dictionary and back would copy every record.
-            if let stored = try readRow(table, id: id) {
-                if stored.created > revision {
-                    byEntity[entity, default: EntityChanges(entity: entity)].create.append(id)
-                } else {
-                    byEntity[entity, default: EntityChanges(entity: entity)].update.append(id)
-                }
-                byEntity[entity, default: EntityChanges(entity: entity)].records.append(wireRecord(stored, table: table))
-            } else if let deleted = try deletedRevision(entity, id: id) {
-                byEntity[entity, default: EntityChanges(entity: entity)].delete.append(id)
-                byEntity[entity, default: EntityChanges(entity: entity)].records.append(deletedRecord(id, table: table, revision: deleted))
-            }
+        var end = maxRevision
+        if let cut = try logRevision(after: revision, offset: limit) {
+            // Row limit + 1 exists: end before its revision, or take that revision whole
+            // when it is the only one in the page.
+            let last = try logRevision(after: revision, offset: limit - 1) ?? cut
+            end = last < cut ? last : (first < cut ? cut - 1 : cut)
         }
-        let entities = schema.entities.compactMap { byEntity[$0.name] }
-        guard case .integer(let end)? = rows.last?[2] else { return Page(changeSet: nil, end: revision, hasMore: false) }
+        let hasMore = try logRevision(after: end, offset: 0) != nil
+        var entities: [EntityChanges] = []
+        for entity in schema.entities {
+            guard let table = tables[entity.name] else { continue }
+            var changes = EntityChanges(entity: entity.name)
+            let alive = try database.statement(table.changedAlive)
+            defer { alive.reset() }
+            try alive.bind([.text(entity.name), .integer(revision), .integer(end)])
+            while try alive.step() {
+                let row = try decodeRow(alive, table, fieldRevisions: false)
+                if row.created > revision { changes.create.append(row.record.id) } else { changes.update.append(row.record.id) }
+                changes.records.append(wireRecord(row, table: table))
+            }
+            let deleted = try database.statement(table.changedDeleted)
+            defer { deleted.reset() }
+            try deleted.bind([.text(entity.name), .integer(revision), .integer(end)])
+            while try deleted.step() {
+                let id = deleted.int64(0)
+                changes.delete.append(id)
+                changes.records.append(deletedRecord(id, table: table, revision: deleted.int64(1)))
+            }
+            if !changes.records.isEmpty { entities.append(changes) }
+        }
         return Page(changeSet: ChangeSet(entities: entities, conflict: nil), end: end, hasMore: hasMore)
+    }
+
+    /// The revision of the log's row number `offset` (from 0) after `revision`, in revision order.
+    private func logRevision(after revision: Int64, offset: Int) throws(SQLiteError) -> Int64? {
+        let value = try database.scalar(
+            "SELECT \"revision\" FROM \"__fm_log\" WHERE \"revision\" > ? ORDER BY \"revision\" LIMIT 1 OFFSET ?",
+            [.integer(revision), .integer(Int64(offset))])
+        if case .integer(let found)? = value { return found }
+        return nil
     }
 
     func wireRecord(_ row: ServerRow, table: ServerTable, oldID: Int64? = nil) -> WireRecord {

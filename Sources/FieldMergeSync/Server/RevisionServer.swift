@@ -76,6 +76,10 @@ public final class RevisionServer {
                 """)
             for table in tables.values { try database.execute(table.createTable) }
         }
+        // Catch-up reads one entity's window of revisions at a time.
+        try database.execute("""
+            CREATE INDEX IF NOT EXISTS "__fm_log_entity" ON "__fm_log" ("entity", "revision", "id")
+            """)
         guard case .integer(let revision)? = try database.scalar("SELECT value FROM __fm_server WHERE key = 'maxRevision'"),
             case .integer(let last)? = try database.scalar("SELECT value FROM __fm_server WHERE key = 'clock'")
         else { throw SQLiteError(code: 11, message: "the server's state is damaged") }

@@ -11,6 +11,10 @@ final class ServerTable {
     let insert: String
     let select: String
     let delete: String
+    /// The records of this entity alive and changed in a window of revisions, in log order
+    /// (bindings: entity, after, through); the same for deleted ones (id, revision).
+    let changedAlive: String
+    let changedDeleted: String
     var referencedBy: [(entity: String, field: Int, action: ReferenceAction)] = []
     /// The two hottest statements, kept here: cheaper than finding them by their SQL text.
     var selectStatement: Statement?
@@ -21,6 +25,11 @@ final class ServerTable {
         table = Database.quote(entity.name)
         let columns = ["\"id\""] + entity.fields.map { Database.quote($0.name) }
             + ["\"__fm_stamps\"", "\"__fm_revision\"", "\"__fm_created\"", "\"__fm_fields\""]
+        let joined = columns.map { "t." + $0 }.joined(separator: ", ")
+        let window = "WHERE l.\"entity\" = ? AND l.\"revision\" > ? AND l.\"revision\" <= ? ORDER BY l.\"revision\", l.\"id\""
+        changedAlive = "SELECT \(joined) FROM \"__fm_log\" l JOIN \(table) t ON t.\"id\" = l.\"id\" " + window
+        changedDeleted = "SELECT l.\"id\", d.\"revision\" FROM \"__fm_log\" l JOIN \"__fm_deleted\" d "
+            + "ON d.\"entity\" = l.\"entity\" AND d.\"id\" = l.\"id\" " + window
         insert = "INSERT OR REPLACE INTO \(table) (\(columns.joined(separator: ", "))) VALUES ("
             + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
         select = "SELECT \(columns.joined(separator: ", ")) FROM \(table) WHERE \"id\" = ?"
@@ -101,7 +110,14 @@ extension RevisionServer {
         defer { statement.reset() }
         try statement.bind(id, at: 1)
         guard try statement.step() else { return nil }
+        return try decodeRow(statement, table, fieldRevisions: true)
+    }
+
+    /// The row `statement` stands on, whose columns are ``ServerTable/columns``.
+    func decodeRow(_ statement: Statement, _ table: ServerTable, fieldRevisions readFields: Bool) throws(SQLiteError) -> ServerRow {
+        let id = statement.int64(0)
         var values = ContiguousArray<Value>()
+        values.reserveCapacity(table.entity.fields.count)
         for (index, field) in table.entity.fields.enumerated() {
             guard let value = statement.value(Int32(index + 1), as: field.type) else {
                 throw SQLiteError(code: 11, message: "column \(table.entity.name).\(field.name) of \(id) is not \(field.type.name)")
@@ -117,7 +133,7 @@ extension RevisionServer {
         }
         let revision = statement.int64(Int32(count + 2))
         var fieldRevisions: ContiguousArray<Int64>?
-        if !statement.isNull(Int32(count + 4)) {
+        if readFields, !statement.isNull(Int32(count + 4)) {
             fieldRevisions = statement.withBlob(Int32(count + 4)) { ServerRow.decode($0, count: count, revision: revision) }
             guard fieldRevisions != nil else {
                 throw SQLiteError(code: 11, message: "field revisions of \(table.entity.name)#\(id) are damaged")
