@@ -66,11 +66,13 @@ extension _Parser {
         return error(.duplicateKey, "duplicate field '\(name)'", at: offset)
     }
 
-    /// `{"field": [clock, replica], ...}`, full width with ``Stamp/none`` where absent.
+    /// `{"field": [clock, replica], ...}`, full width with ``Stamp/none`` where absent; a
+    /// stamp under `"*"` is every unnamed field's.
     private mutating func parseStamps(_ table: _EntityTable) throws(WireError) -> ContiguousArray<Stamp> {
         var stamps = table.noStamps
         var seen = FieldMask()
         var hint = 0
+        var shared: Stamp?
         try stamps.withUnsafeMutableBufferPointer { (stamps) throws(WireError) in
             if try open(UInt8(ascii: "{"), "an object of stamps") {
                 repeat {
@@ -82,8 +84,13 @@ extension _Parser {
                     } else {
                         let key = try key()
                         guard let found = table.fieldIndex(key.buffer, hint: hint) else {
-                            throw error(
-                                .unknownField, "stamp for unknown field '\(key.text)' of '\(table.name)'", at: key.offset)
+                            guard key.equals("*") else {
+                                throw error(
+                                    .unknownField, "stamp for unknown field '\(key.text)' of '\(table.name)'", at: key.offset)
+                            }
+                            guard shared == nil else { throw error(.duplicateKey, "duplicate stamp '*'", at: keyAt) }
+                            shared = try stamp()
+                            continue
                         }
                         index = found
                     }
@@ -92,6 +99,9 @@ extension _Parser {
                     hint = index &+ 1
                     stamps[index] = try stamp()
                 } while try next(UInt8(ascii: "}"))
+            }
+            if let shared {
+                for index in 0..<stamps.count where !seen.contains(index) { stamps[index] = shared }
             }
         }
         return stamps

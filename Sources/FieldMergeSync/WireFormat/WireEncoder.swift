@@ -128,7 +128,14 @@ extension WireCodec {
                 "record \(record.id) of '\(table.name)' has \(stamps.count) stamps for \(fieldCount) fields")
             writer.raw(first ? "\"__stamps__\":{" : ",\"__stamps__\":{")
             var firstStamp = true
-            for index in 0..<fieldCount where !stamps[index].isNone {
+            // The stamp most fields share goes once, under "*", and only the others by name.
+            let shared = Self.sharedStamp(stamps)
+            if let shared {
+                writer.raw("\"*\":")
+                writeStamp(shared, to: &writer)
+                firstStamp = false
+            }
+            for index in 0..<fieldCount where !stamps[index].isNone && stamps[index] != shared {
                 if !firstStamp { writer.byte(UInt8(ascii: ",")) }
                 firstStamp = false
                 writer.bytes(keys.start(index), count: keys.length(index))
@@ -137,6 +144,24 @@ extension WireCodec {
             writer.byte(UInt8(ascii: "}"))
         }
         writer.byte(UInt8(ascii: "}"))
+    }
+
+    /// The stamp that at least two fields and more than any other stamp carry, when no field
+    /// lacks one (`"*"` stands for every field not named, so it cannot leave one out).
+    @inline(__always)
+    static func sharedStamp(_ stamps: ContiguousArray<Stamp>) -> Stamp? {
+        let count = stamps.count
+        guard count >= 2 else { return nil }
+        var best = Stamp.none, bestCount = 1
+        for i in 0..<count {
+            let candidate = stamps[i]
+            if candidate.isNone { return nil }
+            guard bestCount <= (count - i) / 2 || i == 0 else { continue }
+            var occurrences = 1
+            for j in (i + 1)..<count where stamps[j] == candidate { occurrences += 1 }
+            if occurrences > bestCount { (best, bestCount) = (candidate, occurrences) }
+        }
+        return bestCount >= 2 ? best : nil
     }
 
     /// `[clock,replica]`; a part of 2^63 or more is written as a string of digits.
