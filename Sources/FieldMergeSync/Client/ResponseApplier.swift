@@ -89,12 +89,18 @@ struct ResponseApplier {
         return outcome
     }
 
-    /// The record the wire describes; a deleted one carries a tombstone.
+    /// The record the wire describes; a deleted one carries a tombstone: the stamp the server
+    /// sent with it, or `stamp` (newer than anything seen) from a peer that sends none.
     static func record(_ wire: WireRecord, entity: Entity, deleted: Bool, stamp: Stamp) -> Record {
-        Record(
+        guard deleted else {
+            return Record(
+                entity: entity.name, id: wire.id, values: wire.values,
+                stamps: wire.stamps ?? ContiguousArray(repeating: .none, count: entity.fields.count))
+        }
+        let sent = wire.stamps?.max() ?? .none
+        return Record(
             entity: entity.name, id: wire.id, values: wire.values,
-            stamps: wire.stamps ?? ContiguousArray(repeating: .none, count: entity.fields.count),
-            tombstone: deleted ? stamp : nil)
+            stamps: ContiguousArray(repeating: .none, count: entity.fields.count), tombstone: sent.isNone ? stamp : sent)
     }
 
     private mutating func take(_ remote: Record, revision: Int64, oldID: Int64?, confirmation: Bool, entity: Entity) throws {

@@ -67,7 +67,9 @@ extension RevisionServer {
                 try update(wire, in: table, &attempt)
             }
             for id in changes.delete {
-                try delete(attempt.resolve(changes.entity, id), sentRevision: records[id]?.revision, in: table, &attempt)
+                let sent = records[id]
+                try delete(attempt.resolve(changes.entity, id), sentRevision: sent?.revision, stamp: sent?.stamps?.max(),
+                           in: table, &attempt)
             }
         }
         try saveState(revision: attempt.revision)
@@ -148,7 +150,12 @@ extension RevisionServer {
 
     /// Deletes a record and follows the schema's references: cascade deletes, setNull
     /// clears, restrict refuses (a conflict).
-    private func delete(_ id: Int64, sentRevision: Int64?, in table: ServerTable, _ attempt: inout ChangeSetAttempt) throws {
+    ///
+    /// The tombstone's stamp is the one the client sent (clamped), or a fresh one for
+    /// cascades and peers that send none; it travels with every answer about the delete.
+    private func delete(
+        _ id: Int64, sentRevision: Int64?, stamp: Stamp? = nil, in table: ServerTable, _ attempt: inout ChangeSetAttempt
+    ) throws {
         attempt.touched.append((table.entity.name, id))
         guard let row = try readRow(table, id: id), sentRevision == nil || sentRevision == row.revision else {
             throw ServerRefusal.conflict(touched: attempt.touched)
@@ -179,10 +186,11 @@ extension RevisionServer {
             }
         }
         let revision = attempt.revision
-        try deleteRow(table, id: id, tombstone: clock.now(), revision: revision)
+        let tombstone = accept(stamp)
+        try deleteRow(table, id: id, tombstone: tombstone, revision: revision)
         attempt.answer(table.entity.name) {
             $0.delete.append(id)
-            $0.records.append(deletedRecord(id, table: table, revision: revision))
+            $0.records.append(deletedRecord(id, table: table, revision: revision, tombstone: tombstone))
         }
     }
 
@@ -207,9 +215,9 @@ extension RevisionServer {
             if let row = try readRow(table, id: id) {
                 byEntity[entity]!.update.append(id)
                 byEntity[entity]!.records.append(wireRecord(row, table: table))
-            } else if let revision = try deletedRevision(entity, id: id) {
+            } else if let deleted = try deletion(entity, id: id) {
                 byEntity[entity]!.delete.append(id)
-                byEntity[entity]!.records.append(deletedRecord(id, table: table, revision: revision))
+                byEntity[entity]!.records.append(deletedRecord(id, table: table, revision: deleted.revision, tombstone: deleted.tombstone))
             }
         }
         return ChangeSet(entities: order.map { byEntity[$0]! }, conflict: true)

@@ -103,7 +103,8 @@ extension RevisionServer {
             while try deleted.step() {
                 let id = deleted.int64(0)
                 changes.delete.append(id)
-                changes.records.append(deletedRecord(id, table: table, revision: deleted.int64(1)))
+                let tombstone = try Self.tombstone(deleted, column: 2, entity: entity.name, id: id)
+                changes.records.append(deletedRecord(id, table: table, revision: deleted.int64(1), tombstone: tombstone))
             }
             if !changes.records.isEmpty { entities.append(changes) }
         }
@@ -125,9 +126,23 @@ extension RevisionServer {
             revision: row.revision, oldID: oldID)
     }
 
-    func deletedRecord(_ id: Int64, table: ServerTable, revision: Int64) -> WireRecord {
-        WireRecord(
-            id: id, present: FieldMask(), values: ContiguousArray(repeating: .null, count: table.entity.fields.count),
-            stamps: nil, revision: revision, oldID: nil)
+    /// A deleted record on the wire: no attributes, its revision, and the tombstone's stamp
+    /// as every field's stamp (which travels once, under `"*"`).
+    func deletedRecord(_ id: Int64, table: ServerTable, revision: Int64, tombstone: Stamp?) -> WireRecord {
+        let count = table.entity.fields.count
+        return WireRecord(
+            id: id, present: FieldMask(), values: ContiguousArray(repeating: .null, count: count),
+            stamps: tombstone.map { ContiguousArray(repeating: $0, count: count) }, revision: revision, oldID: nil)
+    }
+
+    /// The tombstone stamp in `column` of the row `statement` stands on.
+    static func tombstone(_ statement: Statement, column: Int32, entity: String, id: Int64) throws(SQLiteError) -> Stamp {
+        let decoded: Result<ContiguousArray<Stamp>, RecordCodingError> = statement.withBlob(column) { bytes in
+            Result { () throws(RecordCodingError) in try RecordCoding.decodeStamps(bytes, count: 1) }
+        }
+        guard case .success(let stamps) = decoded, let stamp = stamps.first else {
+            throw SQLiteError(code: 11, message: "the tombstone of \(entity)#\(id) is damaged")
+        }
+        return stamp
     }
 }

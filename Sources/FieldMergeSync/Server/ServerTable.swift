@@ -28,7 +28,7 @@ final class ServerTable {
         let joined = columns.map { "t." + $0 }.joined(separator: ", ")
         let window = "WHERE l.\"entity\" = ? AND l.\"revision\" > ? AND l.\"revision\" <= ? ORDER BY l.\"revision\", l.\"id\""
         changedAlive = "SELECT \(joined) FROM \"__fm_log\" l JOIN \(table) t ON t.\"id\" = l.\"id\" " + window
-        changedDeleted = "SELECT l.\"id\", d.\"revision\" FROM \"__fm_log\" l JOIN \"__fm_deleted\" d "
+        changedDeleted = "SELECT l.\"id\", d.\"revision\", d.\"stamp\" FROM \"__fm_log\" l JOIN \"__fm_deleted\" d "
             + "ON d.\"entity\" = l.\"entity\" AND d.\"id\" = l.\"id\" " + window
         insert = "INSERT OR REPLACE INTO \(table) (\(columns.joined(separator: ", "))) VALUES ("
             + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
@@ -181,12 +181,15 @@ extension RevisionServer {
         try logChange(table.entity.name, id: id, revision: revision)
     }
 
-    /// The revision at which a deleted record was deleted, or nil.
-    func deletedRevision(_ entity: String, id: Int64) throws(SQLiteError) -> Int64? {
-        let value = try database.scalar(
-            "SELECT \"revision\" FROM \"__fm_deleted\" WHERE \"entity\" = ? AND \"id\" = ?", [.text(entity), .integer(id)])
-        if case .integer(let revision)? = value { return revision }
-        return nil
+    /// The revision and tombstone stamp of a deleted record, or nil.
+    func deletion(_ entity: String, id: Int64) throws(SQLiteError) -> (revision: Int64, tombstone: Stamp)? {
+        let statement = try database.statement(
+            "SELECT \"revision\", \"stamp\" FROM \"__fm_deleted\" WHERE \"entity\" = ? AND \"id\" = ?")
+        defer { statement.reset() }
+        try statement.bind(entity, at: 1)
+        try statement.bind(id, at: 2)
+        guard try statement.step() else { return nil }
+        return (statement.int64(0), try Self.tombstone(statement, column: 1, entity: entity, id: id))
     }
 
     private func logChange(_ entity: String, id: Int64, revision: Int64) throws(SQLiteError) {
