@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "FieldMergeJSON", targets: ["FieldMergeJSON"]),
         .library(name: "FieldMergeSQLite", targets: ["FieldMergeSQLite"]),
         .library(name: "FieldMergeSync", targets: ["FieldMergeSync"]),
+        .library(name: "FieldMergeWorkload", targets: ["FieldMergeWorkload"]),
         .library(name: "FieldMergeSyncHTTP", targets: ["FieldMergeSyncHTTP"]),
         .library(name: "FieldMergeServerHTTP", targets: ["FieldMergeServerHTTP"]),
         .library(name: "FieldMergeSimulation", targets: ["FieldMergeSimulation"]),

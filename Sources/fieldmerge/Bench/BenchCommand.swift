@@ -4,7 +4,9 @@ struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Measures FieldMerge on the workload of BENCHMARKS.md; prints one JSON line per step.",
-        subcommands: [MergeBench.self, StoreBench.self, CodecBench.self, SyncBench.self]
+        discussion: "Without a sub-command, runs every bench, each in its own process, and adds its peak RSS.",
+        subcommands: [AllBench.self, MergeBench.self, StoreBench.self, CodecBench.self, SyncBench.self],
+        defaultSubcommand: AllBench.self
     )
 }
 
