@@ -39,14 +39,17 @@ public struct SyncProgress: Sendable, Equatable {
 /// starts over from the store, which is the only state.
 public actor SyncClient {
     public let store: Store
-    private let transport: any SyncTransport
-    private let codec: WireCodec
+    let transport: any SyncTransport
+    let codec: WireCodec
     public let clientID: String
     private var refused: Set<String> = []
     /// Gzip request bodies (and accept gzip'd responses).
     public var gzip: Bool
     /// At most this many records per request; catch-up pages use it as `limit` too.
     public var batchSize: Int
+    /// Ask for the next catch-up page while applying the current one (a read-only request
+    /// that overlaps the server's and the codec's work with the store's). On by default.
+    public var prefetchesPages = true
 
     public init(store: sending Store, transport: any SyncTransport, gzip: Bool = true, batchSize: Int = 10_000) {
         self.store = store
@@ -68,10 +71,12 @@ public actor SyncClient {
         var summary = SyncSummary()
         refused = []
         var previous: RoundOutcome?
+        var ahead: Prefetch?
+        defer { ahead?.task.cancel() }
         while summary.rounds < maxRounds {
             try Task.checkCancellation()
             let pending = try store.pendingChanges(limit: batchSize)
-            let outcome = try await round(pending, summary: &summary)
+            let outcome = try await round(pending, summary: &summary, ahead: &ahead)
             defer { previous = outcome }
             progress?(SyncProgress(round: summary.rounds, received: summary.received, sent: summary.sent, hasMore: outcome.hasMore))
             // The same request refused twice in a row makes no progress (a create the server
@@ -86,7 +91,7 @@ public actor SyncClient {
 
     private struct RoundOutcome { var hasMore: Bool; var conflicts: Int; var requestID: String? }
 
-    private func round(_ pending: [PendingChange], summary: inout SyncSummary) async throws -> RoundOutcome {
+    private func round(_ pending: [PendingChange], summary: inout SyncSummary, ahead: inout Prefetch?) async throws -> RoundOutcome {
         // The request id is a digest of what is sent: a retry after a lost answer, made from
         // the unchanged store, is the same request under the same id, and the server replays
         // its answer instead of creating anything twice.
@@ -96,20 +101,25 @@ public actor SyncClient {
         if !pending.isEmpty {
             request.requestID = "\(store.maxRevision)-" + String(Self.fnv1a(codec.encode(request)), radix: 16)
         }
-        let json = codec.encode(request)
-        let body = gzip ? Gzip.compress(json) : json
-        let answer = try await transport.send(body, gzip: gzip)
-        let isGzip = answer.count >= 2 && answer[0] == 0x1F && answer[1] == 0x8B
-        let responseJSON = isGzip ? try Gzip.decompress(answer, limit: WireLimits().maxDecompressedBytes) : answer
-        let response = try codec.decodeResponse(responseJSON)
+        let exchange: Exchange
+        if pending.isEmpty, let page = ahead, page.maxRevision == store.maxRevision {
+            ahead = nil
+            exchange = try await page.task.value
+        } else {
+            ahead?.task.cancel()
+            ahead = nil
+            exchange = try await Self.exchange(request, codec: codec, transport: transport, gzip: gzip)
+        }
+        let response = exchange.response
         summary.rounds += 1
         summary.sent += pending.count
-        summary.bytesSent += body.count
-        summary.bytesReceived += answer.count
+        summary.bytesSent += exchange.bytesSent
+        summary.bytesReceived += exchange.bytesReceived
         let sentChangeSets = pending.isEmpty ? 0 : 1
         guard response.changeSets.count >= sentChangeSets else {
             throw TransportError("the response answers \(response.changeSets.count) change sets; \(sentChangeSets) were sent")
         }
+        if pending.isEmpty && response.hasMore && prefetchesPages { ahead = prefetch(after: response.maxRevision) }
         var applier = ResponseApplier(store: store, pending: pending)
         applier.refusedBefore = refused
         let applied = try applier.apply(response, answersFrom: response.changeSets.count - sentChangeSets)

@@ -7,25 +7,25 @@ import CZlib
 /// that is truncated, damaged (bad header, data or CRC-32/length trailer) or followed by
 /// anything but another gzip member is an error, never a partial result.
 public enum Gzip {
-    /// The compression level used unless one is given: 3.
+    /// The compression level used unless one is given: 1.
     ///
-    /// Chosen by `fieldmerge bench codec --records 100000 --gzip-level 1 --gzip-level 3
-    /// --gzip-level 6` on the change set of 100,000 `reminders` records with stamps
-    /// (53.8 MB of JSON; release build, 2-core Linux VM, median of 5 runs, two runs
-    /// agreeing within 3 %), for the time one sync spends on the body over a mobile-ish
-    /// 5 MB/s link: `compress + compressed bytes / 5 MB/s + decompress`.
+    /// Chosen by `fieldmerge bench codec --records 100000 --gzip-level 1 --gzip-level 2
+    /// --gzip-level 3 --gzip-level 6` on the change set of 100,000 `reminders` records with
+    /// stamps (30.0 MB of JSON since the shared stamp travels once; release build, 2-core
+    /// Linux VM, median of 3 runs), for the time one sync spends on the body over a
+    /// mobile-ish 5 MB/s link: `compress + compressed bytes / 5 MB/s + decompress`.
     ///
     /// | level | compressed | ratio | gzip | gunzip | sync time at 5 MB/s |
     /// |---|---|---|---|---|---|
-    /// | 1 | 12.2 MB | 4.41 | 0.42 s (129 MB/s) | 0.15 s (359 MB/s) | 3.01 s |
-    /// | 3 | 11.4 MB | 4.72 | 0.44 s (123 MB/s) | 0.13 s (409 MB/s) | **2.85 s** |
-    /// | 6 | 10.7 MB | 5.03 | 0.79 s (68 MB/s) | 0.13 s (406 MB/s) | 3.06 s |
+    /// | 1 | 11.4 MB | 2.62 | 0.45 s (66 MB/s) | 0.12 s | **2.86 s** |
+    /// | 2 | 11.1 MB | 2.69 | 0.63 s (47 MB/s) | 0.15 s | 3.01 s |
+    /// | 3 | 10.9 MB | 2.75 | 0.63 s (47 MB/s) | 0.11 s | 2.93 s |
+    /// | 6 | 10.4 MB | 2.88 | 0.87 s (34 MB/s) | 0.12 s | 3.07 s |
     ///
-    /// Level 3 costs about what level 1 costs to compress and sends 7 % fewer bytes;
-    /// level 6 saves another 6 % of bytes but doubles the compression time, more than the
-    /// link gives back. The choice holds for a phone twice as slow at both ends (3.4 s
-    /// against 3.6 s and 4.0 s) and for a 20 MB/s link (1.14 s against 1.18 s and 1.45 s).
-    public static let defaultLevel: Int32 = 3
+    /// With the repetitive stamps gone, what is left compresses slowly and little; level 1
+    /// is the fastest and only 5 % larger, so it wins at 5 MB/s and wins more in process and
+    /// on faster links. (Level 3 won on the earlier, stamp-heavy JSON of 53.8 MB.)
+    public static let defaultLevel: Int32 = 1
 
     /// Compresses `bytes` into one gzip member.
     ///

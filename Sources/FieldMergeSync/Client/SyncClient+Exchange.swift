@@ -1,0 +1,44 @@
+import FieldMerge
+
+extension SyncClient {
+    /// One request and its decoded answer, with the bytes each way.
+    struct Exchange: Sendable {
+        var response: SyncResponse
+        var bytesSent: Int
+        var bytesReceived: Int
+    }
+
+    /// The next catch-up page, asked for while the current one is applied.
+    ///
+    /// A catch-up request changes nothing on the server, so while the client applies page
+    /// *k* (its store's work) the request for page *k + 1* is already out and its answer
+    /// being decoded (the server's and the codec's work), on another thread. The page is
+    /// used only if the store then stands at the revision it was asked from and nothing is
+    /// pending; otherwise it is dropped unread.
+    struct Prefetch {
+        var maxRevision: Int64
+        var task: Task<Exchange, any Error>
+    }
+
+    /// Encodes `request`, gzips it if asked, sends it, and decodes the answer (gzip'd or not).
+    nonisolated static func exchange(
+        _ request: SyncRequest, codec: WireCodec, transport: any SyncTransport, gzip: Bool
+    ) async throws -> Exchange {
+        let json = codec.encode(request)
+        let body = gzip ? Gzip.compress(json, level: Gzip.defaultLevel) : json
+        let answer = try await transport.send(body, gzip: gzip)
+        let isGzip = answer.count >= 2 && answer[0] == 0x1F && answer[1] == 0x8B
+        let responseJSON = isGzip ? try Gzip.decompress(answer, limit: WireLimits().maxDecompressedBytes) : answer
+        let response = try codec.decodeResponse(responseJSON)
+        return Exchange(response: response, bytesSent: body.count, bytesReceived: answer.count)
+    }
+
+    /// Starts fetching the catch-up page after `revision`, off this actor.
+    func prefetch(after revision: Int64) -> Prefetch {
+        let request = SyncRequest(maxRevision: revision, changeSets: [], clientID: clientID, requestID: nil, limit: batchSize)
+        let (codec, transport, gzip) = (self.codec, self.transport, self.gzip)
+        return Prefetch(
+            maxRevision: revision,
+            task: Task.detached { try await Self.exchange(request, codec: codec, transport: transport, gzip: gzip) })
+    }
+}
