@@ -4,9 +4,17 @@ import FieldMergeSQLite
 /// Turns one response into one store transaction: every record the server sent is merged
 /// with what the replica has now, and the server's version becomes its ancestor.
 struct ResponseApplier {
+    /// A record by its entity's position in the schema and its id: cheap to hash.
+    struct Key: Hashable {
+        var entity: Int
+        var id: Int64
+    }
+
     let store: Store
-    /// What the request carried, by "entity#id".
-    let sent: [String: PendingChange]
+    /// What the request carried.
+    let sent: [Key: PendingChange]
+    /// The schema's entity positions by name.
+    private let positions: [String: Int]
 
     struct Outcome {
         var received = 0, merged = 0, conflictingChangeSets = 0
@@ -16,27 +24,35 @@ struct ResponseApplier {
         var refused: Set<String> = []
     }
 
-    /// Records refused once already in this sync: a second refusal adopts the server's truth.
+    /// Records refused once already in this sync ("entity#id"): a second refusal adopts the
+    /// server's truth.
     var refusedBefore: Set<String> = []
 
     /// The latest known state of each record touched so far, so that a record appearing twice
     /// (catch-up, then the answer to what was sent) is merged against the first result.
-    private var overlay: [String: AcknowledgedRecord] = [:]
-    private var order: [String] = []
+    private var records: [AcknowledgedRecord] = []
+    private var overlay: [Key: Int] = [:]
     private var remaps: [(entity: String, temporary: Int64, permanent: Int64)] = []
     /// The permanent ids of this response, by entity and temporary id, for foreign keys.
     private var permanent: [String: [Int64: Int64]] = [:]
     private var outcome = Outcome()
     private var context = MergeContext()
-    /// Records with local changes ("entity#id"); every other record takes the server's version.
-    private var localChanges: Set<String> = []
+    /// Records with local changes; every other record takes the server's version.
+    private var localChanges: Set<Key> = []
 
     init(store: Store, pending: [PendingChange]) {
         self.store = store
-        var sent: [String: PendingChange] = [:]
-        for change in pending { sent["\(change.entity)#\(change.id)"] = change }
+        var positions: [String: Int] = [:]
+        for (index, entity) in store.schema.entities.enumerated() { positions[entity.name] = index }
+        self.positions = positions
+        var sent: [Key: PendingChange] = [:]
+        for change in pending {
+            if let entity = positions[change.entity] { sent[Key(entity: entity, id: change.id)] = change }
+        }
         self.sent = sent
     }
+
+    private func key(_ entity: String, _ id: Int64) -> Key { Key(entity: positions[entity] ?? -1, id: id) }
 
     /// Applies `response`; change sets from position `answersFrom` on answer what was sent.
     mutating func apply(_ response: SyncResponse, answersFrom: Int) throws -> Outcome {
@@ -48,10 +64,13 @@ struct ResponseApplier {
         }
         store.observe([newest])
         context = MergeContext(resolutionStamp: store.nextStamp())
-        localChanges = try store.outboxKeys()
+        for marked in try store.outboxKeys() {
+            guard let separator = marked.lastIndex(of: "#"), let id = Int64(marked[marked.index(after: separator)...]) else { continue }
+            localChanges.insert(key(String(marked[..<separator]), id))
+        }
         let total = response.changeSets.reduce(0) { $0 + $1.entities.reduce(0) { $0 + $1.records.count } }
         overlay.reserveCapacity(total)
-        order.reserveCapacity(total)
+        records.reserveCapacity(total)
         for changeSet in response.changeSets where changeSet.conflict != true {
             for changes in changeSet.entities {
                 for record in changes.records {
@@ -69,23 +88,23 @@ struct ResponseApplier {
                     outcome.received += 1
                     let remote = Self.record(wire, entity: entity, deleted: deleted.contains(wire.id), stamp: context.resolutionStamp)
                     let confirmation = isAnswer && changeSet.conflict != true
-                    let key = "\(entity.name)#\(wire.id)"
+                    let key = self.key(entity.name, wire.id)
                     if isAnswer, changeSet.conflict == true, let revision = wire.revision, sent[key]?.revision == revision {
-                        guard refusedBefore.contains(key) else {
-                            outcome.refused.insert(key)
+                        let name = "\(entity.name)#\(wire.id)"
+                        guard refusedBefore.contains(name) else {
+                            outcome.refused.insert(name)
                             try take(remote, revision: revision, oldID: nil, confirmation: false, entity: entity)
                             continue
                         }
                         // Refused twice on a current revision: the server will not take it.
-                        if overlay[key] == nil { order.append(key) }
-                        overlay[key] = AcknowledgedRecord(remote, revision: revision)
+                        put(AcknowledgedRecord(remote, revision: revision), at: key)
                         continue
                     }
                     try take(remote, revision: wire.revision ?? 0, oldID: wire.oldID, confirmation: confirmation, entity: entity)
                 }
             }
         }
-        try store.apply(ServerChanges(remaps: remaps, records: order.map { overlay[$0]! }, maxRevision: response.maxRevision))
+        try store.apply(ServerChanges(remaps: remaps, records: records, maxRevision: response.maxRevision))
         return outcome
     }
 
@@ -103,22 +122,34 @@ struct ResponseApplier {
             stamps: ContiguousArray(repeating: .none, count: entity.fields.count), tombstone: sent.isNone ? stamp : sent)
     }
 
+    /// Sets the acknowledged state of the record under `key` (the latest one wins).
+    private mutating func put(_ record: AcknowledgedRecord, at key: Key) {
+        if let position = overlay[key] {
+            records[position] = record
+        } else {
+            overlay[key] = records.count
+            records.append(record)
+        }
+    }
+
     private mutating func take(_ remote: Record, revision: Int64, oldID: Int64?, confirmation: Bool, entity: Entity) throws {
-        let key = "\(entity.name)#\(remote.id)"
+        let key = self.key(entity.name, remote.id)
         let localID = oldID ?? remote.id
+        let localKey = Key(entity: key.entity, id: localID)
         if let oldID { remaps.append((entity.name, oldID, remote.id)) }
-        let sentChange = confirmation ? sent["\(entity.name)#\(localID)"] : nil
-        if sentChange == nil, overlay[key] == nil, !localChanges.contains("\(entity.name)#\(localID)") {
+        let sentChange = confirmation ? sent[localKey] : nil
+        let known = overlay[key]
+        if sentChange == nil, known == nil, !localChanges.contains(localKey) {
             // Nothing local to merge: the server's version is the record and its ancestor.
-            order.append(key)
-            overlay[key] = AcknowledgedRecord(remote, revision: revision)
+            overlay[key] = records.count
+            records.append(AcknowledgedRecord(remote, revision: revision))
             return
         }
         // What this replica has now, and what it last had acknowledged.
         var local: Record?, ancestor: Record?
-        if let known = overlay[key] {
-            local = known.record
-            ancestor = known.ancestor
+        if let known {
+            local = records[known].record
+            ancestor = records[known].ancestor
         } else {
             local = try store.record(entity.name, id: localID).map { rewritten($0.renumbered(remote.id), entity) }
             ancestor = try store.ancestor(entity.name, id: localID)?.record.renumbered(remote.id)
@@ -140,8 +171,7 @@ struct ResponseApplier {
             guard !(remote.isDeleted && local == nil) else { return }  // a delete of something never seen
             acknowledged = AcknowledgedRecord(remote, revision: revision)
         }
-        if overlay[key] == nil { order.append(key) }
-        overlay[key] = acknowledged
+        put(acknowledged, at: key)
     }
 
     /// `record` with foreign keys to temporary ids this response made permanent replaced:
