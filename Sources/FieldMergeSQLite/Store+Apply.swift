@@ -56,8 +56,18 @@ extension Store {
             let counts = try database.rows(
                 "SELECT (SELECT count(*) FROM \"__fm_outbox\"), (SELECT count(*) FROM \"__fm_tombstones\")")
             let outboxEmpty = counts.first?.first == .integer(0), noTombstones = counts.first?.last == .integer(0)
+            var deleted: [(table: EntityTable, id: Int64)] = []
             for acknowledged in changes.records {
                 try applyOne(acknowledged, outboxEmpty: outboxEmpty, noTombstones: noTombstones)
+                if acknowledged.record.isDeleted { deleted.append((try table(acknowledged.record.entity), acknowledged.record.id)) }
+            }
+            // Records the server's cascade could not reach (created here, not sent yet or
+            // refused) may still point at a record it deleted: they follow the schema's
+            // `onDelete` as if the delete had been made here, else the commit would fail.
+            if !deleted.isEmpty {
+                let stamp = clock.now()
+                var visited: Set<String> = []
+                for (table, id) in deleted { try followReferences(to: table, id: id, stamp: stamp, visited: &visited) }
             }
             if let revision = changes.maxRevision { maxRevision = revision }
             try saveState()

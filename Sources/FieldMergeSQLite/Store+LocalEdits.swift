@@ -112,6 +112,19 @@ extension Store {
         guard let row = try readRow(table, id: id) else {
             throw StoreError(.recordNotFound, "no such record", entity: table.entity.name, id: id)
         }
+        try followReferences(to: table, id: id, stamp: stamp, visited: &visited)
+        var record = row.record
+        record.tombstone = stamp
+        try writeTombstone(table.entity, Tombstone(
+            record: record, pending: row.pending, revision: row.revision, ancestor: row.ancestor))
+        try deleteRow(table, id: id)
+        try markPending(table.entity.name, id: id)
+    }
+
+    /// Applies the schema's `onDelete` to the records that reference record `id` of `table`,
+    /// which is being deleted: they are deleted too (`cascade`), get null (`setNull`), or make
+    /// the delete fail (`restrict`).
+    func followReferences(to table: EntityTable, id: Int64, stamp: Stamp, visited: inout Set<String>) throws {
         for reference in table.referencedBy {
             let child = try self.table(reference.entity)
             let field = child.entity.fields[reference.field]
@@ -131,12 +144,6 @@ extension Store {
                 }
             }
         }
-        var record = row.record
-        record.tombstone = stamp
-        try writeTombstone(table.entity, Tombstone(
-            record: record, pending: row.pending, revision: row.revision, ancestor: row.ancestor))
-        try deleteRow(table, id: id)
-        try markPending(table.entity.name, id: id)
     }
 
     private func setNullReference(_ table: EntityTable, id: Int64, field: Int, stamp: Stamp) throws {

@@ -1,1 +1,92 @@
+import FieldMerge
+import FieldMergeSQLite
+@testable import FieldMergeSimulation
 import Testing
+
+/// Small simulations: every fault on, several seeds; and proof that the checks catch a loss
+/// and a divergence when there is one.
+@Suite struct SimulationTests {
+    static func small(seed: UInt64, faults: FaultRates = .standard) -> SimulationOptions {
+        var options = SimulationOptions()
+        (options.devices, options.records, options.rounds, options.seed) = (5, 2_000, 6, seed)
+        options.faults = faults
+        return options
+    }
+
+    @Test(arguments: [1, 2, 3] as [UInt64])
+    func allFaultsOn_devicesConvergeAndNothingIsLost(_ seed: UInt64) async throws {
+        let report = try await Simulation(options: Self.small(seed: seed)).run()
+        #expect(report.divergences.isEmpty)
+        #expect(report.unsettled.isEmpty)
+        #expect(report.oracle.failures.isEmpty)
+        #expect(report.passed, "\(report.rendered())")
+        #expect(report.oracle.records >= 2_000 && report.oracle.fields > 0)
+        // The faults really happened, and every device came through them.
+        #expect(report.faultsInjected.values.reduce(0, +) > 0)
+        #expect(report.faultsInjected[.serverRestart] == 1 && report.faultsSurvived[.serverRestart] == 1)
+        for (kind, count) in report.faultsInjected where kind != .skewedClock {
+            #expect(report.faultsSurvived[kind] == count, "\(kind)")
+        }
+    }
+
+    @Test func withoutFaults_theLateJoinersMatchAndTheSnapshotIsCheaper() async throws {
+        let report = try await Simulation(options: Self.small(seed: 7, faults: .none)).run()
+        #expect(report.passed, "\(report.rendered())")
+        #expect(report.faultsInjected.isEmpty)
+        let snapshot = try #require(report.snapshotBootstrap), download = try #require(report.downloadBootstrap)
+        #expect(snapshot.recordsReceived < download.recordsReceived)
+        #expect(snapshot.bytesOnWire < download.bytesOnWire)
+        #expect(report.edits["create", default: 0] > 0 && report.edits["delete", default: 0] > 0)
+        #expect(report.conflictingChangeSets > 0)
+    }
+
+    @Test func aLostIncrement_isReportedByTheOracle() async throws {
+        let simulation = try Simulation(options: Self.small(seed: 4, faults: .none))
+        simulation.tamper = { oracle in
+            // Claim one more increment than any device made: the counter now looks short.
+            guard let edit = oracle.edits.first(where: { if case .increment = $0.kind { true } else { false } }) else { return }
+            var extra = edit
+            extra.kind = .increment(1)
+            oracle.record([extra])
+        }
+        let report = try await simulation.run()
+        #expect(!report.passed)
+        #expect(report.oracle.failureCount == 1)
+        #expect(report.oracle.failures.first?.contains("counter") == true)
+        #expect(report.divergences.isEmpty)
+    }
+
+    @Test func aNewerWriteMissingFromTheData_isReportedAsLost() async throws {
+        let simulation = try Simulation(options: Self.small(seed: 6, faults: .none))
+        simulation.tamper = { oracle in
+            // Claim a write newer than any: the field's final value is now an older one.
+            guard var extra = oracle.edits.first(where: { if case .set = $0.kind { true } else { false } }) else { return }
+            extra.stamp = Stamp(clock: .max - 1, replica: ReplicaID(0xBAD))
+            extra.value = .text("never written")
+            oracle.record([extra])
+        }
+        let report = try await simulation.run()
+        #expect(!report.passed)
+        #expect(report.oracle.failureCount == 1)
+        #expect(report.oracle.failures.first?.contains("was lost to") == true)
+    }
+
+    @Test func aRowChangedBehindADevicesBack_isReportedAsDivergence() async throws {
+        let simulation = try Simulation(options: Self.small(seed: 5, faults: .none))
+        simulation.sabotage = { store in try store.database.run("UPDATE \"teams\" SET \"name\" = 'sabotaged' WHERE \"id\" = 1") }
+        let report = try await simulation.run()
+        #expect(!report.passed)
+        #expect(report.divergences.count == 1)
+        #expect(report.divergences.first?.hasPrefix("device 4 differs from the server in teams") == true)
+    }
+
+    @Test func faultSpecs_parse() throws {
+        #expect(try FaultRates(spec: "") == .standard)
+        let one = try FaultRates(spec: "0.2")
+        #expect(one.dropRequest == 0.2 && one.crash == 0.2 && one.restart)
+        let pairs = try FaultRates(spec: "lose=0.1, crash=0.05")
+        #expect(pairs.dropResponse == 0.1 && pairs.crash == 0.05 && pairs.dropRequest == 0 && !pairs.restart)
+        #expect(throws: SimulationError.self) { try FaultRates(spec: "melt=1") }
+        #expect(throws: SimulationError.self) { try FaultRates(spec: "drop=2") }
+    }
+}

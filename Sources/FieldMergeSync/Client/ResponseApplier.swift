@@ -27,6 +27,8 @@ struct ResponseApplier {
     /// Records refused once already in this sync ("entity#id"): a second refusal adopts the
     /// server's truth.
     var refusedBefore: Set<String> = []
+    /// The fault-injection hook of ``SyncClient/setApplyHook(_:)``.
+    var hook: (@Sendable (ApplyStage) throws -> Void)?
 
     /// The latest known state of each record touched so far, so that a record appearing twice
     /// (catch-up, then the answer to what was sent) is merged against the first result.
@@ -56,6 +58,7 @@ struct ResponseApplier {
 
     /// Applies `response`; change sets from position `answersFrom` on answer what was sent.
     mutating func apply(_ response: SyncResponse, answersFrom: Int) throws -> Outcome {
+        try hook?(.received)
         var newest = Stamp.none
         for changeSet in response.changeSets {
             for entity in changeSet.entities {
@@ -104,7 +107,11 @@ struct ResponseApplier {
                 }
             }
         }
-        try store.apply(ServerChanges(remaps: remaps, records: records, maxRevision: response.maxRevision))
+        try hook?(.merged)
+        let hook = self.hook
+        try store.apply(ServerChanges(remaps: remaps, records: records, maxRevision: response.maxRevision)) {
+            try hook?(.written)
+        }
         return outcome
     }
 

@@ -22,6 +22,18 @@ public struct SyncSummary: Sendable, Equatable {
     public init() {}
 }
 
+/// The stages of applying one response, where a fault-injection hook may abort.
+public enum ApplyStage: String, Sendable, CaseIterable {
+    /// The response is decoded; nothing is merged yet.
+    case received
+    /// Every record is merged; the store transaction has not started.
+    case merged
+    /// Everything is written inside the store transaction, which has not committed.
+    case written
+    /// The transaction has committed; the round has not returned yet.
+    case committed
+}
+
 /// Progress of a sync, for a progress bar.
 public struct SyncProgress: Sendable, Equatable {
     public var round: Int
@@ -50,6 +62,9 @@ public actor SyncClient {
     /// Ask for the next catch-up page while applying the current one (a read-only request
     /// that overlaps the server's and the codec's work with the store's). On by default.
     public var prefetchesPages = true
+    /// Called at each stage of applying a response; throwing aborts the round there (a
+    /// simulated crash). For fault-injection tests and `fieldmerge simulate`; nil in apps.
+    private var applyHook: (@Sendable (ApplyStage) throws -> Void)?
 
     public init(store: sending Store, transport: any SyncTransport, gzip: Bool = true, batchSize: Int = 10_000) {
         self.store = store
@@ -59,6 +74,10 @@ public actor SyncClient {
         codec = WireCodec(schema: store.schema)
         clientID = String(store.replica.rawValue, radix: 16)
     }
+
+    /// Installs (or removes, with nil) a hook called at each ``ApplyStage`` of every response;
+    /// an error it throws aborts the round at that stage, as a crash there would.
+    public func setApplyHook(_ hook: (@Sendable (ApplyStage) throws -> Void)?) { applyHook = hook }
 
     /// Runs `body` with the store (local edits, queries), isolated from syncs in flight.
     public func withStore<T: Sendable>(_ body: (Store) throws -> T) rethrows -> T { try body(store) }
@@ -122,7 +141,9 @@ public actor SyncClient {
         if pending.isEmpty && response.hasMore && prefetchesPages { ahead = prefetch(after: response.maxRevision) }
         var applier = ResponseApplier(store: store, pending: pending)
         applier.refusedBefore = refused
+        applier.hook = applyHook
         let applied = try applier.apply(response, answersFrom: response.changeSets.count - sentChangeSets)
+        try applyHook?(.committed)
         refused.formUnion(applied.refused)
         summary.received += applied.received
         summary.merged += applied.merged

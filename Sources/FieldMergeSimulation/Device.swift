@@ -1,0 +1,114 @@
+import FieldMerge
+import FieldMergeSQLite
+import FieldMergeSync
+
+/// One simulated device: its own SQLite file, wall clock (possibly skewed), fault-injecting
+/// transport and sync client. A crash closes the store and opens the file again.
+final class Device {
+    let index: Int
+    let path: String
+    let schema: Schema
+    let wall: ManualWallClock
+    /// How far this device's wall clock is off, in milliseconds.
+    let skew: Int64
+    let transport: FaultyTransport
+    let crashSwitch: CrashSwitch
+    private(set) var client: SyncClient
+    /// Completed syncs, and the merged summaries of what they did.
+    private(set) var syncs = 0
+    private(set) var summary = SyncSummary()
+    /// Attempts that failed (transport faults, crashes) and were retried.
+    private(set) var failedAttempts = 0
+    /// Crashes since the last completed sync: survived when the next one completes.
+    private var crashesSinceSync = 0
+
+    init(
+        index: Int, path: String, store: sending Store, wall: ManualWallClock, skew: Int64, transport: FaultyTransport,
+        ledger: FaultLedger
+    ) async {
+        self.index = index
+        crashSwitch = CrashSwitch(ledger: ledger)
+        self.path = path
+        schema = store.schema
+        self.wall = wall
+        self.skew = skew
+        self.transport = transport
+        client = SyncClient(store: store, transport: transport, batchSize: Simulation.pageSize)
+        await client.setApplyHook(crashSwitch.hook)
+    }
+
+    /// Sets the device's wall clock to the simulation's time plus its skew.
+    func tick(_ now: UInt64) {
+        wall.set(milliseconds: UInt64(max(0, Int64(now) + skew)))
+    }
+
+    /// Closes the store as a killed app would leave it, and opens the file again.
+    func reopen() async throws {
+        await client.withStore { $0.database.close() }
+        let store = try Store(.file(path: path), schema: schema, wall: wall)
+        client = SyncClient(store: store, transport: transport, batchSize: Simulation.pageSize)
+        await client.setApplyHook(crashSwitch.hook)
+    }
+
+    /// Syncs until a sync completes, retrying after every failure (a lost request or answer,
+    /// a corrupted body, a crash, after which the store is reopened).
+    /// - Returns: What the completed sync did.
+    func sync(ledger: FaultLedger, attempts: Int = 60) async throws -> SyncSummary {
+        var lastError: any Error = SimulationError("no attempt")
+        for _ in 0..<attempts {
+            do {
+                let done = try await client.sync()
+                syncs += 1
+                summary.merge(done)
+                _ = await transport.resolve()
+                ledger.survived(.crash, crashesSinceSync)
+                crashesSinceSync = 0
+                crashSwitch.arm(nil)  // a crash armed for a stage this sync never reached
+                _ = crashSwitch.takeFired()
+                return done
+            } catch {
+                failedAttempts += 1
+                lastError = error
+                // A crash inside the store's transaction reaches here wrapped in a StoreError.
+                let fired = crashSwitch.takeFired()
+                if fired || error is SimulatedCrash {
+                    crashesSinceSync += 1
+                    try await reopen()
+                }
+            }
+        }
+        throw SimulationError("device \(index) did not complete a sync in \(attempts) attempts: \(lastError)")
+    }
+
+    /// Whether the device has nothing to send, and the revision it holds.
+    func state() async throws -> (pending: Int, maxRevision: Int64) {
+        try await client.withStore { store in (try store.pendingChanges().count, store.maxRevision) }
+    }
+
+    /// The permanent ids the server gave this device's temporary ids, by entity.
+    func idMap() async throws -> [String: [Int64: Int64]] {
+        try await client.withStore { store in
+            var map: [String: [Int64: Int64]] = [:]
+            for row in try store.database.rows("SELECT \"entity\", \"temporary\", \"permanent\" FROM \"__fm_idmap\"") {
+                if case .text(let entity) = row[0], case .integer(let temporary) = row[1], case .integer(let permanent) = row[2] {
+                    map[entity, default: [:]][temporary] = permanent
+                }
+            }
+            return map
+        }
+    }
+}
+
+extension SyncSummary {
+    /// Adds what `other` did to this summary.
+    mutating func merge(_ other: SyncSummary) {
+        rounds += other.rounds
+        sent += other.sent
+        received += other.received
+        merged += other.merged
+        conflictingChangeSets += other.conflictingChangeSets
+        conflicts += other.conflicts
+        bytesSent += other.bytesSent
+        bytesReceived += other.bytesReceived
+    }
+}

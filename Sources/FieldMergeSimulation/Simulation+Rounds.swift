@@ -1,0 +1,138 @@
+import FieldMerge
+import FieldMergeSQLite
+import FieldMergeSync
+import FieldMergeWorkload
+import Foundation
+
+extension Simulation {
+    /// Seeds the server (through the wire, as any client would), lets a seeding device
+    /// download everything, and exports its snapshot, from which every device starts.
+    func seed() async throws {
+        if let remote {
+            endpoint = ServerEndpoint(remote: remote, schema: schema)
+        } else {
+            let (file, schema, wall, mode) = (path("server.sqlite"), schema, serverWall, options.mode)
+            let open: @Sendable () throws -> RevisionServer = {
+                var serverOptions = RevisionServer.Options()
+                serverOptions.mode = mode
+                return try RevisionServer(.file(path: file), schema: schema, options: serverOptions, wall: wall)
+            }
+            endpoint = ServerEndpoint(server: try open(), reopen: open)
+        }
+        let codec = WireCodec(schema: schema)
+        var revision: Int64 = 0
+        let requests = seedData.requests()
+        for (index, var request) in requests.enumerated() {
+            request.maxRevision = revision
+            let answer = try await endpoint.send(Gzip.compress(codec.encode(request)), gzip: true)
+            let response = try codec.decodeResponse(try Gzip.decompress(answer, limit: WireLimits().maxDecompressedBytes))
+            try SeedData.checkNumbering(response)
+            revision = response.maxRevision
+            progress?("seed", index + 1, requests.count)
+        }
+        report.seededRecords = seedData.total
+        // The seeding device: what a device that downloads everything pays.
+        let store = try Store(.file(path: path("seed.sqlite")), schema: schema, replica: ReplicaID(0x5EED_0001), wall: serverWall)
+        let client = SyncClient(store: store, transport: endpoint)
+        let before = await endpoint.metrics
+        let start = ContinuousClock.now
+        let summary = try await client.sync()
+        report.seedDownload = BootstrapCost(
+            seconds: seconds(since: start), requests: summary.rounds, bytesOnWire: (await endpoint.metrics - before).gzipBytesDown,
+            recordsReceived: summary.received)
+        let snapshot = path("seed.snapshot")
+        try await client.withStore { store in
+            try store.exportSnapshot(to: snapshot)
+            store.database.close()
+        }
+    }
+
+    /// Every device is a copy of the seed snapshot opened as a new replica.
+    func makeDevices() async throws {
+        for index in 0..<options.devices {
+            let file = path("device-\(index).sqlite")
+            try FileManager.default.copyItem(atPath: path("seed.snapshot"), toPath: file)
+            var skew = Int64(random.below(UInt64(4_001))) - 2_000
+            if chance(options.faults.skew) {
+                // Up to a year either way, at least an hour.
+                let size = 3_600_000 + Int64(random.below(UInt64(365 * 86_400_000 - 3_600_000)))
+                skew = random.below(UInt64(2)) == 0 ? size : -size
+                ledger.injected(.skewedClock)
+            }
+            let wall = ManualWallClock(milliseconds: UInt64(Int64(now) + skew))
+            let store = try Store.openSnapshot(at: file, schema: schema, replica: ReplicaID(0xD000 + UInt64(index)), wall: wall)
+            let transport = FaultyTransport(endpoint, rates: options.faults, seed: options.seed &+ UInt64(index) &* 0x9E37_79B9, ledger: ledger)
+            devices.append(await Device(index: index, path: file, store: store, wall: wall, skew: skew, transport: transport, ledger: ledger))
+            generators.append(EditGenerator(
+                schema: schema, device: index, exempt: skew > 60_000, cascades: options.cascadingDeletes, seedData: seedData,
+                seed: options.seed ^ (UInt64(index + 1) << 32)))
+            progress?("devices", index + 1, options.devices)
+        }
+    }
+
+    /// One round: some devices go offline and edit, then devices sync in a random order.
+    func runRound(_ round: Int) async throws {
+        now += 10_000
+        serverWall.set(milliseconds: now)
+        var restarted = false
+        if options.faults.restart, round == options.rounds / 2, await endpoint.isLocal {
+            try await endpoint.restart()
+            ledger.injected(.serverRestart)
+            restarted = true
+        }
+        for device in devices where chance(options.editingShare) {
+            device.tick(now)
+            let (generator, count) = (generators[device.index], options.editsPerDevice)
+            let (next, edits) = try await device.client.withStore { store in
+                var generator = generator
+                let edits = try generator.edit(store, count: count)
+                return (generator, edits)
+            }
+            generators[device.index] = next
+            oracle.record(edits)
+        }
+        var order = Array(devices.indices)
+        for i in order.indices.reversed() where i > 0 { order.swapAt(i, random.below(i + 1)) }
+        for index in order where chance(options.syncingShare) {
+            try await syncOne(devices[index])
+        }
+        if restarted { ledger.survived(.serverRestart) }
+        progress?("rounds", round + 1, options.rounds)
+    }
+
+    /// Syncs one device (retrying through faults), possibly arming a crash first.
+    @discardableResult
+    func syncOne(_ device: Device) async throws -> SyncSummary {
+        now += 7
+        serverWall.set(milliseconds: now)
+        device.tick(now)
+        if chance(options.faults.crash) { device.crashSwitch.arm(ApplyStage.allCases[random.below(ApplyStage.allCases.count)]) }
+        return try await device.sync(ledger: ledger)
+    }
+
+    /// Syncs every device until a whole pass sends nothing: then all hold the same revision.
+    func settle() async throws {
+        for pass in 0..<20 {
+            var sent = 0
+            for device in devices { sent += try await syncOne(device).sent }
+            progress?("settle", pass + 1, pass + 2)
+            if sent == 0 { break }
+        }
+        let serverRevision = await endpoint.withServer { $0.maxRevision }
+        var revisions: Set<Int64> = []
+        for device in devices {
+            let state = try await device.state()
+            revisions.insert(state.maxRevision)
+            if state.pending > 0 { report.unsettled.append("device \(device.index): \(state.pending) changes still pending") }
+            if let serverRevision, state.maxRevision != serverRevision {
+                report.unsettled.append("device \(device.index) holds revision \(state.maxRevision), the server \(serverRevision)")
+            }
+        }
+        if serverRevision == nil, revisions.count > 1 { report.unsettled.append("devices hold different revisions: \(revisions.sorted())") }
+    }
+}
+
+func seconds(since start: ContinuousClock.Instant) -> Double {
+    let elapsed = ContinuousClock.now - start
+    return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+}
