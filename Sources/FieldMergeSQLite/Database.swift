@@ -35,8 +35,12 @@ public final class Database {
         public var walMode = true
         /// How many prepared statements to keep, least recently used evicted first (0: none).
         public var statementCacheLimit = 64
+        /// SQLite's page cache, in KiB (SQLite's own default is 2,000). Six-figure tables
+        /// outgrow 2 MB at once, and every apply then rereads index pages from the file.
+        public var pageCacheKiB = 32_768
 
-        /// The defaults: read-write, 5 s busy timeout, WAL, 64 cached statements.
+        /// The defaults: read-write, 5 s busy timeout, WAL, 64 cached statements, 32 MiB of
+        /// page cache.
         public init() {}
     }
 
@@ -84,6 +88,7 @@ public final class Database {
             sqlite3_extended_result_codes(db, 1)
             sqlite3_busy_timeout(db, options.busyTimeoutMilliseconds)
             try exec(db, "PRAGMA foreign_keys = ON")
+            try exec(db, "PRAGMA cache_size = -\(max(0, options.pageCacheKiB))")
             if case .file = location, !options.readOnly, options.walMode {
                 try exec(db, "PRAGMA journal_mode = WAL")
                 try exec(db, "PRAGMA synchronous = NORMAL")
