@@ -34,6 +34,15 @@ extension RevisionServer {
         var answers: [String: EntityChanges] = [:]
         var order: [String] = []
         var touched: [(entity: String, id: Int64)] = []
+        /// Records this change set's cascades deleted ("entity#id"): the client's own delete
+        /// of one of them, sent along, is no conflict.
+        var deletedHere: Set<String> = []
+        /// The revisions records had before this change set's setNull cascades changed them:
+        /// the client's own update or delete of one of them names that revision.
+        var revisionBefore: [String: Int64] = [:]
+        /// References written by this change set, checked when it ends (a parent may come later
+        /// in the same change set): (target entity, target id, entity, id).
+        var references: [(target: String, targetID: Int64, entity: String, id: Int64)] = []
 
         mutating func answer(_ entity: String, _ change: (inout EntityChanges) -> Void) {
             if answers[entity] == nil {
@@ -72,6 +81,7 @@ extension RevisionServer {
                            in: table, &attempt)
             }
         }
+        try checkReferences(attempt)
         try saveState(revision: attempt.revision)
         return ChangeSet(entities: attempt.order.map { attempt.answers[$0]! }, conflict: false)
     }
@@ -87,6 +97,32 @@ extension RevisionServer {
     private func rewrite(_ value: Value, field: Field, _ attempt: ChangeSetAttempt) -> Value {
         guard let target = field.type.referenceTarget, case .integer(let id) = value, id < 0 else { return value }
         return .integer(attempt.resolve(target, id))
+    }
+
+    /// Notes the references of `record` in `fields` for ``checkReferences(_:)``.
+    private func noteReferences(_ record: Record, fields: FieldMask, table: ServerTable, _ attempt: inout ChangeSetAttempt) {
+        for index in fields {
+            guard let target = table.entity.fields[index].type.referenceTarget, case .integer(let id) = record.values[index]
+            else { continue }
+            attempt.references.append((target, id, table.entity.name, record.id))
+        }
+    }
+
+    /// Every reference this change set wrote must name a record that exists when it ends;
+    /// else the change set is a conflict whose truth includes the missing record (deleted,
+    /// as a rule), so the client learns why. Checked here, not at the request's commit,
+    /// where one change set's dangling reference would fail the whole request.
+    private func checkReferences(_ attempt: ChangeSetAttempt) throws {
+        for reference in attempt.references {
+            let target = try table(reference.target)
+            let statement = try database.statement("SELECT 1 FROM \(target.table) WHERE \"id\" = ?")
+            defer { statement.reset() }
+            try statement.bind(reference.targetID, at: 1)
+            if try !statement.step() {
+                throw ServerRefusal.conflict(
+                    touched: attempt.touched + [(reference.entity, reference.id), (reference.target, reference.targetID)])
+            }
+        }
     }
 
     /// The stamp to store for an incoming one: clamped to the server's clock plus the skew
@@ -114,6 +150,7 @@ extension RevisionServer {
         let row = ServerRow(
             record: Record(entity: table.entity.name, id: id, values: values, stamps: stamps),
             revision: attempt.revision, created: attempt.revision)
+        noteReferences(row.record, fields: table.entity.allFields, table: table, &attempt)
         try writeRow(table, row)
         attempt.answer(table.entity.name) {
             $0.create.append(id)
@@ -131,7 +168,8 @@ extension RevisionServer {
                          stamp: accept(wire.stamps?[index]))
         }
         var changed = wire.present
-        if wire.revision != row.revision {
+        let key = "\(table.entity.name)#\(id)"
+        if wire.revision != row.revision && (wire.revision == nil || wire.revision != attempt.revisionBefore[key]) {
             // Stale: merge mode folds it in when the server can decide every field; else conflict.
             guard options.mode == .merge, let base = wire.revision, base < row.revision,
                 let merge = mergeStale(incoming, present: wire.present, base: base, into: row, entity: table.entity)
@@ -141,6 +179,7 @@ extension RevisionServer {
         try authorize(table.entity.name, id, .update, attempt)
         row.record = incoming
         row.advance(to: attempt.revision, changed: changed)
+        noteReferences(row.record, fields: changed, table: table, &attempt)
         try writeRow(table, row)
         attempt.answer(table.entity.name) {
             $0.update.append(id)
@@ -157,7 +196,13 @@ extension RevisionServer {
         _ id: Int64, sentRevision: Int64?, stamp: Stamp? = nil, in table: ServerTable, _ attempt: inout ChangeSetAttempt
     ) throws {
         attempt.touched.append((table.entity.name, id))
-        guard let row = try readRow(table, id: id), sentRevision == nil || sentRevision == row.revision else {
+        let key = "\(table.entity.name)#\(id)"
+        guard let row = try readRow(table, id: id) else {
+            // Deleted by a cascade of this change set already: the answer has it.
+            if attempt.deletedHere.contains(key) { return }
+            throw ServerRefusal.conflict(touched: attempt.touched)
+        }
+        guard sentRevision == nil || sentRevision == row.revision || sentRevision == attempt.revisionBefore[key] else {
             throw ServerRefusal.conflict(touched: attempt.touched)
         }
         if sentRevision != nil { try authorize(table.entity.name, id, .delete, attempt) }
@@ -175,6 +220,8 @@ extension RevisionServer {
                 case .setNull:
                     guard var childRow = try readRow(child, id: childID) else { continue }
                     attempt.touched.append((child.entity.name, childID))
+                    let childKey = "\(child.entity.name)#\(childID)"
+                    if attempt.revisionBefore[childKey] == nil { attempt.revisionBefore[childKey] = childRow.revision }
                     childRow.record.set(reference.field, .null, stamp: clock.now())
                     childRow.advance(to: attempt.revision, changed: FieldMask([reference.field]))
                     try writeRow(child, childRow)
@@ -188,6 +235,7 @@ extension RevisionServer {
         let revision = attempt.revision
         let tombstone = accept(stamp)
         try deleteRow(table, id: id, tombstone: tombstone, revision: revision)
+        attempt.deletedHere.insert(key)
         attempt.answer(table.entity.name) {
             $0.delete.append(id)
             $0.records.append(deletedRecord(id, table: table, revision: revision, tombstone: tombstone))

@@ -108,6 +108,7 @@ extension RevisionServer {
             }
             if !changes.records.isEmpty { entities.append(changes) }
         }
+        if hasMore { try includeParents(of: &entities, after: revision, end: end) }
         return Page(changeSet: ChangeSet(entities: entities, conflict: nil), end: end, hasMore: hasMore)
     }
 

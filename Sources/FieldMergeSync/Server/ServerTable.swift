@@ -16,6 +16,8 @@ final class ServerTable {
     let changedAlive: String
     let changedDeleted: String
     var referencedBy: [(entity: String, field: Int, action: ReferenceAction)] = []
+    /// Whether any field references a record.
+    let hasReferences: Bool
     /// The two hottest statements, kept here: cheaper than finding them by their SQL text.
     var selectStatement: Statement?
     var insertStatement: Statement?
@@ -34,6 +36,7 @@ final class ServerTable {
             + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
         select = "SELECT \(columns.joined(separator: ", ")) FROM \(table) WHERE \"id\" = ?"
         delete = "DELETE FROM \(table) WHERE \"id\" = ?"
+        hasReferences = entity.fields.contains { $0.type.referenceTarget != nil }
     }
 
     var createTable: String {
