@@ -66,6 +66,12 @@ import Testing
         ]))
         #expect(response.changeSets.last?.conflict != true)
         #expect(try server.database.scalar("SELECT listID FROM tasks WHERE id = 1") == .null)
+        // The child is answered once (the cascade and the client's update reached it), so the
+        // answer decodes, also when replayed.
+        let answered = try #require(response.changeSets.last?.entities.first { $0.entity == "tasks" })
+        #expect(answered.records.map(\.id) == [1] && answered.update == [1])
+        let codec = WireCodec(schema: setNull)
+        #expect(try codec.decodeResponse(codec.encode(response)) == response)
     }
 
     @Test func createUnderADeletedParent_isAConflictWithTheParentsTruth() throws {

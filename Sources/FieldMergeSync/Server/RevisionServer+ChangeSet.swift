@@ -83,7 +83,33 @@ extension RevisionServer {
         }
         try checkReferences(attempt)
         try saveState(revision: attempt.revision)
-        return ChangeSet(entities: attempt.order.map { attempt.answers[$0]! }, conflict: false)
+        return ChangeSet(entities: attempt.order.map { Self.once(attempt.answers[$0]!) }, conflict: false)
+    }
+
+    /// The answer with each record once, in its final state: a change set can reach a record
+    /// twice (a cascade's setNull, then the client's own update of it). A created record stays
+    /// under `create` with its `__oldId__`; a deleted one goes under `delete`.
+    static func once(_ changes: EntityChanges) -> EntityChanges {
+        var last: [Int64: Int] = [:]
+        for (position, record) in changes.records.enumerated() { last[record.id] = position }
+        guard last.count < changes.records.count else { return changes }
+        let deleted = Set(changes.delete)
+        var result = EntityChanges(entity: changes.entity)
+        var created: [Int64: Int64] = [:]
+        for record in changes.records where record.oldID != nil { created[record.id] = record.oldID }
+        for (position, record) in changes.records.enumerated() where last[record.id] == position {
+            var final = record
+            if deleted.contains(record.id) {
+                result.delete.append(record.id)
+            } else if let oldID = created[record.id] {
+                final.oldID = oldID
+                result.create.append(record.id)
+            } else {
+                result.update.append(record.id)
+            }
+            result.records.append(final)
+        }
+        return result
     }
 
     private func saveState(revision: Int64) throws {
