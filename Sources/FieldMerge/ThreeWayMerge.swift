@@ -94,6 +94,8 @@ struct RecordMerger {
             case (false, true):
                 merged.values[index] = remote.values[index]
                 merged.stamps[index] = remote.stamps[index]
+            case (true, true) where isOwnEarlierEdit(remote.stamps[index], local.stamps[index]):
+                continue  // the remote value is this replica's own earlier edit: local builds on it
             case (true, true):
                 if local.values[index] == remote.values[index]
                     && !(entity.strategy(at: index).sumsEqualEdits && local.stamps[index] != remote.stamps[index])
@@ -110,6 +112,19 @@ struct RecordMerger {
             try applyRecordRule(rule, to: &merged, base: base, local: local, remote: remote)
         }
         return merged
+    }
+
+    /// Whether a remote field stamp is this replica's own edit, no newer than its local one.
+    ///
+    /// The merging replica is the one of ``MergeContext/resolutionStamp`` (none: no such rule).
+    /// A replica's edits are sequential and each builds on the last, so a server value still
+    /// carrying this replica's stamp `r` is an edit the local value (stamped `l ≥ r`, by this
+    /// replica or by a merge here) already contains: a counter would otherwise count it twice
+    /// when an answer was lost and the field was edited again before the retry.
+    @inline(__always)
+    private func isOwnEarlierEdit(_ remote: Stamp, _ local: Stamp) -> Bool {
+        let own = context.resolutionStamp
+        return !own.isNone && !remote.isNone && remote.replica == own.replica && remote <= local
     }
 
     /// Decides a field that both sides changed to different values (or, for a counter, two

@@ -43,10 +43,10 @@ struct EditGenerator: Sendable {
     let roles: [[FieldRole]]
     let device: Int
     let exempt: Bool
-    /// Delete records that others reference (cascading), and reference any record. Off, the
-    /// generator keeps clear of two server bugs (Specs/simulation.md, "Workarounds"): it
-    /// deletes only records nothing references and that are not *protected*, and new records
-    /// reference only protected records or records created in the same batch.
+    /// Delete records that others reference (cascading), and reference any record (the
+    /// default). Off, the generator deletes only records nothing references and that are not
+    /// *protected*, and new records reference only protected records or records created in
+    /// the same batch (how the first runs got past bugs since fixed, Specs/simulation.md §6).
     let cascades: Bool
     let seed: SeedData
     var random: SplitMix64

@@ -41,9 +41,9 @@ public final class Simulation {
     var tamper: ((inout Oracle) -> Void)?
     var sabotage: (@Sendable (Store) throws -> Void)?
 
-    /// Catch-up page size for the devices. Large on purpose: a paged catch-up can deliver a
-    /// child before its parent and fail the apply (an open server bug, Specs/simulation.md).
-    static let pageSize = 1_000_000
+    /// Catch-up page size for the devices: small enough that the bootstrap download and the
+    /// late joiners page (pages carry the parents of their records).
+    static let pageSize = 5_000
 
     /// - Parameters:
     ///   - remote: A transport to a remote server (which must start empty); nil runs a

@@ -23,7 +23,7 @@ public struct SimulationOptions: Sendable {
     /// Delete records that others reference, and create records under any record. Off by
     /// default: two server bugs lose such deletes or refuse such requests for ever
     /// (Specs/simulation.md, "Workarounds").
-    public var cascadingDeletes = false
+    public var cascadingDeletes = true
     public init() {}
 }
 

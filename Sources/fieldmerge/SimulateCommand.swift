@@ -30,8 +30,8 @@ struct SimulateCommand: AsyncParsableCommand {
     var server: String?
     @Flag(help: "Keep the temporary folder with every device's and the server's files.") var keep = false
     @Flag(help: "Skip the late-joining devices (snapshot and full download).") var noBootstrap = false
-    @Flag(help: "Delete records others reference and create under any record (hits two open server bugs; Specs/simulation.md).")
-    var cascades = false
+    @Flag(inversion: .prefixedNo, help: "Delete records others reference and create under any record (--no-cascades keeps to leaves).")
+    var cascades = true
 
     func run() async throws {
         var options = SimulationOptions()
