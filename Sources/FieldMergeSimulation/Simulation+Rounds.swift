@@ -25,7 +25,10 @@ extension Simulation {
         for (index, var request) in requests.enumerated() {
             request.maxRevision = revision
             let answer = try await endpoint.send(Gzip.compress(codec.encode(request)), gzip: true)
-            let response = try codec.decodeResponse(try Gzip.decompress(answer, limit: WireLimits().maxDecompressedBytes))
+            // Gzip'd, or already inflated by an HTTP stack (URLSession undoes Content-Encoding).
+            let isGzip = answer.count >= 2 && answer[0] == 0x1F && answer[1] == 0x8B
+            let json = isGzip ? try Gzip.decompress(answer, limit: WireLimits().maxDecompressedBytes) : answer
+            let response = try codec.decodeResponse(json)
             try SeedData.checkNumbering(response)
             revision = response.maxRevision
             progress?("seed", index + 1, requests.count)

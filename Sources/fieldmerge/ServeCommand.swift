@@ -3,8 +3,8 @@ import FieldMerge
 import FieldMergeJSON
 import FieldMergeSQLite
 import FieldMergeServerHTTP
+import FieldMergeSimulation
 import FieldMergeSync
-import FieldMergeWorkload
 import Foundation
 import ServiceLifecycle
 import Synchronization
@@ -100,12 +100,6 @@ struct ServeCommand: AsyncParsableCommand {
     }
 }
 
-/// The schema `fieldmerge serve` uses without `--schema`: for now the benchmark workload's
-/// `reminders` entity (BENCHMARKS.md), so `fieldmerge bench` clients can sync against it.
-func defaultServeSchema() -> Schema {
-    do {
-        return try Schema([Workload.remindersEntity])
-    } catch {
-        preconditionFailure("the built-in schema is invalid: \(error)")
-    }
-}
+/// The schema `fieldmerge serve` uses without `--schema`: the simulation's league
+/// (Specs/simulation.md), so `fieldmerge simulate --server URL` can run against it.
+func defaultServeSchema() -> Schema { LeagueSchema.schema }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import FieldMergeSimulation
 import FieldMergeSync
+import FieldMergeSyncHTTP
 import Foundation
 
 struct SimulateCommand: AsyncParsableCommand {
@@ -54,8 +55,13 @@ struct SimulateCommand: AsyncParsableCommand {
 }
 
 /// The transport to a remote server for `--server`.
-func makeRemoteTransport(url: String) throws -> any SyncTransport {
-    throw ValidationError("--server: the HTTP transport is not available yet")
+/// The HTTP transport to `--server`: the base URL of `fieldmerge serve`, or its `/sync` URL.
+func makeRemoteTransport(url text: String) throws -> any SyncTransport {
+    guard var url = URL(string: text), let scheme = url.scheme, ["http", "https"].contains(scheme), url.host != nil else {
+        throw ValidationError("--server: '\(text)' is not an http(s) URL")
+    }
+    if url.path.isEmpty || url.path == "/" { url = url.appendingPathComponent("sync") }
+    return HTTPTransport(url: url)
 }
 
 /// Progress on standard error: a bar redrawn in place on a terminal, plain lines otherwise.
