@@ -91,7 +91,10 @@ public final class Store {
         do {
             try database.transaction(.immediate) {
                 try database.execute(StoreSchema.metadataTables)
-                for entity in schema.entities { try database.execute(StoreSchema.createTable(entity)) }
+                for entity in schema.entities {
+                    try database.execute(StoreSchema.createTable(entity))
+                    for index in entity.referenceIndexes { try database.execute(index) }
+                }
                 let state: [(String, SQLValue)] = [
                     ("format", .integer(format)), ("replica", .integer(Int64(bitPattern: replica.rawValue))),
                     ("clock", .integer(0)), ("maxRevision", .integer(0)), ("nextTemporaryID", .integer(-1)),

@@ -86,6 +86,17 @@ extension Entity {
         }
         return columns
     }
+
+    /// `CREATE INDEX IF NOT EXISTS` for every reference column, named
+    /// `__fm_ref_<entity>_<field>`: deleting a parent finds its children (the cascade, and
+    /// SQLite's own foreign-key check) through them instead of scanning the child table.
+    public var referenceIndexes: [String] {
+        fields.compactMap { field in
+            guard field.type.referenceTarget != nil else { return nil }
+            return "CREATE INDEX IF NOT EXISTS \(Database.quote("__fm_ref_\(name)_\(field.name)")) "
+                + "ON \(Database.quote(name)) (\(Database.quote(field.name)))"
+        }
+    }
 }
 
 extension FieldType {

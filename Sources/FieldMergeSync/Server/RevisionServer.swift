@@ -76,10 +76,13 @@ public final class RevisionServer {
                 """)
             for table in tables.values { try database.execute(table.createTable) }
         }
-        // Catch-up reads one entity's window of revisions at a time.
+        // Catch-up reads one entity's window of revisions at a time; deletes find children.
         try database.execute("""
             CREATE INDEX IF NOT EXISTS "__fm_log_entity" ON "__fm_log" ("entity", "revision", "id")
             """)
+        for entity in schema.entities {
+            for index in entity.referenceIndexes { try database.execute(index) }
+        }
         guard case .integer(let revision)? = try database.scalar("SELECT value FROM __fm_server WHERE key = 'maxRevision'"),
             case .integer(let last)? = try database.scalar("SELECT value FROM __fm_server WHERE key = 'clock'")
         else { throw SQLiteError(code: 11, message: "the server's state is damaged") }

@@ -1,0 +1,23 @@
+import FieldMerge
+import FieldMergeSQLite
+import FieldMergeSync
+import Testing
+
+/// Reference columns are indexed on both sides, and deletes use the index.
+@Suite struct ReferenceIndexTests {
+    static func plan(_ database: Database) throws -> String {
+        try database.rows("EXPLAIN QUERY PLAN SELECT \"id\" FROM \"tasks\" WHERE \"listID\" = 1")
+            .map { $0.map { "\($0)" }.joined(separator: " ") }.joined(separator: "\n")
+    }
+
+    @Test func storeAndServerIndexEveryReferenceColumn() throws {
+        let schema = try syncSchema()
+        let store = try Store(.memory, schema: schema, replica: ReplicaID(1))
+        let server = try RevisionServer(.memory, schema: schema)
+        for database in [store.database, server.database] {
+            let names = try database.rows("SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE '__fm_ref_%'")
+            #expect(names == [[.text("__fm_ref_tasks_listID")]])
+            #expect(try Self.plan(database).contains("__fm_ref_tasks_listID"))
+        }
+    }
+}
