@@ -84,6 +84,11 @@ struct ResponseApplier {
         for (position, changeSet) in response.changeSets.enumerated() {
             let isAnswer = position >= answersFrom
             if changeSet.conflict == true { outcome.conflictingChangeSets += 1 }
+            // A conflict that some record explains (sent on an older revision, deleted since,
+            // or not sent at all: a cascade, a missing parent) refuses nobody; the others in
+            // it were only caught with it and are sent again. Only an unexplained conflict is
+            // a refusal of the records sent on their current revision.
+            let unexplained = isAnswer && changeSet.conflict == true && !explained(changeSet)
             for changes in changeSet.entities {
                 let entity = try store.schema.requireEntity(changes.entity)
                 let deleted = Set(changes.delete)
@@ -92,7 +97,7 @@ struct ResponseApplier {
                     let remote = Self.record(wire, entity: entity, deleted: deleted.contains(wire.id), stamp: context.resolutionStamp)
                     let confirmation = isAnswer && changeSet.conflict != true
                     let key = self.key(entity.name, wire.id)
-                    if isAnswer, changeSet.conflict == true, let revision = wire.revision, sent[key]?.revision == revision {
+                    if unexplained, let revision = wire.revision, sent[key]?.revision == revision {
                         let name = "\(entity.name)#\(wire.id)"
                         guard refusedBefore.contains(name) else {
                             outcome.refused.insert(name)
@@ -113,6 +118,19 @@ struct ResponseApplier {
             try hook?(.written)
         }
         return outcome
+    }
+
+    /// Whether a conflict answer names a record that explains it: one not sent, sent on
+    /// another revision, or deleted on the server although sent alive.
+    private func explained(_ changeSet: ChangeSet) -> Bool {
+        for changes in changeSet.entities {
+            let deleted = Set(changes.delete)
+            for wire in changes.records {
+                guard let change = sent[key(changes.entity, wire.id)], change.revision == wire.revision else { return true }
+                if deleted.contains(wire.id) && change.kind != .delete { return true }
+            }
+        }
+        return false
     }
 
     /// The record the wire describes; a deleted one carries a tombstone: the stamp the server
