@@ -110,3 +110,14 @@ extension FieldType {
         }
     }
 }
+
+extension Schema {
+    /// One line per entity and field (name, type, reference, strategies, delete policy): what
+    /// a file made for this schema records, and compares on open.
+    public var describedLines: [String] { StoreSchema.describe(self) }
+
+    /// What differs between the lines a file recorded and this schema's, in words.
+    public func differences(fromStored stored: [String]) -> String {
+        StoreSchema.differences(stored: stored, expected: describedLines)
+    }
+}

@@ -76,6 +76,7 @@ public final class RevisionServer {
                 """)
             for table in tables.values { try database.execute(table.createTable) }
         }
+        try Self.checkSchema(database, schema)
         // Catch-up reads one entity's window of revisions at a time; deletes find children.
         try database.execute("""
             CREATE INDEX IF NOT EXISTS "__fm_log_entity" ON "__fm_log" ("entity", "revision", "id")
@@ -88,6 +89,26 @@ public final class RevisionServer {
         else { throw SQLiteError(code: 11, message: "the server's state is damaged") }
         maxRevision = revision
         clock = HybridClock(replica: replica, last: UInt64(bitPattern: last), maxDrift: options.maxDrift, wall: wall)
+    }
+
+    /// The file records the schema it was made for (files from before keep theirs from now
+    /// on); opening it with another is an error that says what differs.
+    private static func checkSchema(_ database: Database, _ schema: Schema) throws(SQLiteError) {
+        try database.execute("""
+            CREATE TABLE IF NOT EXISTS "__fm_schema" ("line" INTEGER PRIMARY KEY, "text" TEXT NOT NULL)
+            """)
+        let stored = try database.rows("SELECT \"text\" FROM \"__fm_schema\" ORDER BY \"line\"").compactMap { row -> String? in
+            if case .text(let line)? = row.first { return line }
+            return nil
+        }
+        let expected = schema.describedLines
+        if stored.isEmpty {
+            for (number, line) in expected.enumerated() {
+                try database.run("INSERT INTO \"__fm_schema\" VALUES (?, ?)", [.integer(Int64(number)), .text(line)])
+            }
+        } else if stored != expected {
+            throw SQLiteError(code: 20, message: "the server's file was made for another schema: " + schema.differences(fromStored: stored))
+        }
     }
 
     func table(_ entity: String) throws(ServerRefusal) -> ServerTable {
