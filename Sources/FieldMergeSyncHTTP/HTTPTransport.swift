@@ -32,11 +32,18 @@ public struct HTTPTransport: SyncTransport {
         public var resourceTimeout: Double
         /// Headers added to every request (an `Authorization`, say).
         public var headers: [String: String]
+        /// The largest response body taken, in bytes, after URLSession inflated it (it undoes
+        /// `Content-Encoding: gzip` itself, past the codec's bomb limit): the codec's limit.
+        public var maxResponseBytes: Int
 
-        public init(requestTimeout: Double = 60, resourceTimeout: Double = 600, headers: [String: String] = [:]) {
+        public init(
+            requestTimeout: Double = 60, resourceTimeout: Double = 600, headers: [String: String] = [:],
+            maxResponseBytes: Int = WireLimits().maxDecompressedBytes
+        ) {
             self.requestTimeout = requestTimeout
             self.resourceTimeout = resourceTimeout
             self.headers = headers
+            self.maxResponseBytes = maxResponseBytes
         }
     }
 
@@ -77,6 +84,12 @@ public struct HTTPTransport: SyncTransport {
             throw TransportError(Self.describe(error))
         }
         guard let http = response as? HTTPURLResponse else { throw TransportError("not an HTTP response from \(url)") }
+        let limit = configuration.maxResponseBytes
+        guard data.count <= limit else {
+            throw SyncRequestRejected(
+                status: http.statusCode, code: "tooLarge",
+                message: "the response of \(data.count) bytes exceeds the client's limit of \(limit) bytes")
+        }
         let bytes = [UInt8](data)
         switch http.statusCode {
         case 200..<300:

@@ -38,6 +38,18 @@ import Testing
         }
     }
 
+    @Test func responseOverTheClientsLimit_isRefused() async throws {
+        try await withHTTPServer(try RevisionServer(.memory, schema: httpTestSchema())) { running in
+            let transport = HTTPTransport(url: running.syncURL, configuration: .init(maxResponseBytes: 16))
+            do {
+                _ = try await transport.send(Array(#"{"maxRevision":0,"changeSets":[]}"#.utf8), gzip: false)
+                Issue.record("a response over the limit was taken")
+            } catch let rejected as SyncRequestRejected {
+                #expect(rejected.code == "tooLarge" && rejected.message.contains("limit of 16 bytes"))
+            }
+        }
+    }
+
     @Test func wrongPath_throwsRejection404() async throws {
         try await withHTTPServer(try RevisionServer(.memory, schema: httpTestSchema())) { running in
             let transport = HTTPTransport(url: running.url("/not-sync"))
