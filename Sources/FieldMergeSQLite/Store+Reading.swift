@@ -83,15 +83,14 @@ extension Store {
         return changes
     }
 
-    /// The records that have something waiting in the outbox, as "entity#id". A record not in
-    /// it equals its ancestor: what the server sends for it can be taken as it is.
-    public func outboxKeys() throws(StoreError) -> Set<String> {
+    /// The records that have something waiting in the outbox. A record not in it equals its
+    /// ancestor: what the server sends for it can be taken as it is.
+    public func outboxRecords() throws(StoreError) -> [(entity: String, id: Int64)] {
         let marks = try sqlite { () throws(SQLiteError) in try database.rows("SELECT \"entity\", \"id\" FROM \"__fm_outbox\"") }
-        var keys: Set<String> = []
-        for mark in marks {
-            if case .text(let entity) = mark[0], case .integer(let id) = mark[1] { keys.insert("\(entity)#\(id)") }
+        return marks.compactMap { mark in
+            guard case .text(let entity) = mark[0], case .integer(let id) = mark[1] else { return nil }
+            return (entity, id)
         }
-        return keys
     }
 
     /// How many records wait in the outbox (before coalescing away what needs no sending).

@@ -60,8 +60,7 @@ public actor ServerEndpoint: SyncTransport {
             let answer = try await remote.send(body, gzip: gzip)
             metrics.gzipBytesDown += answer.count
             metrics.rawBytesUp += gzip ? ((try? Gzip.decompress(body, limit: limit).count) ?? 0) : body.count
-            let isGzip = answer.count >= 2 && answer[0] == 0x1F && answer[1] == 0x8B
-            metrics.rawBytesDown += isGzip ? ((try? Gzip.decompress(answer, limit: limit).count) ?? 0) : answer.count
+            metrics.rawBytesDown += (try? Gzip.decompressIfGzip(answer, limit: limit).count) ?? 0
             return answer
         }
         guard let server else { throw TransportError("the server is down") }

@@ -26,8 +26,7 @@ extension Simulation {
             request.maxRevision = revision
             let answer = try await endpoint.send(Gzip.compress(codec.encode(request)), gzip: true)
             // Gzip'd, or already inflated by an HTTP stack (URLSession undoes Content-Encoding).
-            let isGzip = answer.count >= 2 && answer[0] == 0x1F && answer[1] == 0x8B
-            let json = isGzip ? try Gzip.decompress(answer, limit: WireLimits().maxDecompressedBytes) : answer
+            let json = try Gzip.decompressIfGzip(answer, limit: WireLimits().maxDecompressedBytes)
             let response = try codec.decodeResponse(json)
             try SeedData.checkNumbering(response)
             revision = response.maxRevision

@@ -9,11 +9,7 @@ extension HTTPTransport {
     /// The `{"error": …, "message": …}` of an error response, if it is one (gzip'd or not).
     static func detail(_ body: [UInt8]) -> WireErrorBody? {
         guard !body.isEmpty, let schema = try? Schema([]) else { return nil }
-        var json = body
-        if body.count >= 2 && body[0] == 0x1F && body[1] == 0x8B {
-            guard let inflated = try? Gzip.decompress(body, limit: 1 << 20) else { return nil }
-            json = inflated
-        }
+        guard let json = try? Gzip.decompressIfGzip(body, limit: 1 << 20) else { return nil }
         return try? WireCodec(schema: schema).decodeError(json)
     }
 

@@ -67,10 +67,7 @@ struct ResponseApplier {
         }
         store.observe([newest])
         context = MergeContext(resolutionStamp: store.nextStamp())
-        for marked in try store.outboxKeys() {
-            guard let separator = marked.lastIndex(of: "#"), let id = Int64(marked[marked.index(after: separator)...]) else { continue }
-            localChanges.insert(key(String(marked[..<separator]), id))
-        }
+        for marked in try store.outboxRecords() { localChanges.insert(key(marked.entity, marked.id)) }
         let total = response.changeSets.reduce(0) { $0 + $1.entities.reduce(0) { $0 + $1.records.count } }
         overlay.reserveCapacity(total)
         records.reserveCapacity(total)

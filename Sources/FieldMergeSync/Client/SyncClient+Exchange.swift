@@ -27,8 +27,7 @@ extension SyncClient {
         let json = codec.encode(request)
         let body = gzip ? Gzip.compress(json, level: Gzip.defaultLevel) : json
         let answer = try await transport.send(body, gzip: gzip)
-        let isGzip = answer.count >= 2 && answer[0] == 0x1F && answer[1] == 0x8B
-        let responseJSON = isGzip ? try Gzip.decompress(answer, limit: WireLimits().maxDecompressedBytes) : answer
+        let responseJSON = try Gzip.decompressIfGzip(answer, limit: WireLimits().maxDecompressedBytes)
         let response = try codec.decodeResponse(responseJSON)
         return Exchange(response: response, bytesSent: body.count, bytesReceived: answer.count)
     }

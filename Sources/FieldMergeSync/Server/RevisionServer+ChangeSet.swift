@@ -194,8 +194,10 @@ extension RevisionServer {
                          stamp: accept(wire.stamps?[index]))
         }
         var changed = wire.present
-        let key = "\(table.entity.name)#\(id)"
-        if wire.revision != row.revision && (wire.revision == nil || wire.revision != attempt.revisionBefore[key]) {
+        // Current, or current before this change set's own setNull reached the record.
+        if wire.revision != row.revision
+            && (wire.revision == nil || wire.revision != attempt.revisionBefore["\(table.entity.name)#\(id)"])
+        {
             // Stale: merge mode folds it in when the server can decide every field; else conflict.
             guard options.mode == .merge, let base = wire.revision, base < row.revision,
                 let merge = mergeStale(incoming, present: wire.present, base: base, into: row, entity: table.entity)

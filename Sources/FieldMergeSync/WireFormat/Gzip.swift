@@ -63,6 +63,18 @@ public enum Gzip {
         }
     }
 
+    /// Whether `bytes` start like a gzip member (`1F 8B`): bodies are told apart by this, not
+    /// by headers, because HTTP stacks may inflate a gzip'd body before anyone sees it.
+    @inlinable
+    public static func isGzip(_ bytes: [UInt8]) -> Bool {
+        bytes.count >= 2 && bytes[0] == 0x1F && bytes[1] == 0x8B
+    }
+
+    /// `bytes` decompressed when they are gzip, else as they are.
+    public static func decompressIfGzip(_ bytes: [UInt8], limit: Int) throws(WireError) -> [UInt8] {
+        isGzip(bytes) ? try decompress(bytes, limit: limit) : bytes
+    }
+
     /// Decompresses a gzip stream (one member or several concatenated).
     ///
     /// - Parameters:
