@@ -7,7 +7,9 @@ let package = Package(
         .library(name: "FieldMerge", targets: ["FieldMerge"]),
         .library(name: "FieldMergeJSON", targets: ["FieldMergeJSON"]),
         .library(name: "FieldMergeSQLite", targets: ["FieldMergeSQLite"]),
+        .library(name: "FieldMergeProtocol", targets: ["FieldMergeProtocol"]),
         .library(name: "FieldMergeSync", targets: ["FieldMergeSync"]),
+        .library(name: "FieldMergeServer", targets: ["FieldMergeServer"]),
         .library(name: "FieldMergeWorkload", targets: ["FieldMergeWorkload"]),
         .library(name: "FieldMergeSyncHTTP", targets: ["FieldMergeSyncHTTP"]),
         .library(name: "FieldMergeServerHTTP", targets: ["FieldMergeServerHTTP"]),
@@ -30,19 +32,24 @@ let package = Package(
         .target(name: "FieldMergeSQLite", dependencies: ["FieldMerge", "CSQLite"]),
         // zlib, for gzip on the wire.
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
-        // The revision protocol: wire codec, server logic, client, transports.
-        .target(name: "FieldMergeSync", dependencies: ["FieldMerge", "FieldMergeSQLite", "CZlib"]),
+        // The revision protocol's bytes: wire model, codec, gzip, the transport protocol.
+        .target(name: "FieldMergeProtocol", dependencies: ["FieldMerge", "CZlib"]),
+        // What a device links: SyncClient over a SyncTransport, on the store. No server code.
+        .target(name: "FieldMergeSync", dependencies: ["FieldMerge", "FieldMergeSQLite", "FieldMergeProtocol"]),
+        // The server's logic (strict and merge mode, replay, paging) over its storage, the
+        // embedded SQLite storage, and the in-process transport.
+        .target(name: "FieldMergeServer", dependencies: ["FieldMerge", "FieldMergeSQLite", "FieldMergeProtocol"]),
         // JSON documents (schemas, records, merge requests) for tools and tests.
         .target(name: "FieldMergeJSON", dependencies: ["FieldMerge"]),
         // The benchmark workload of BENCHMARKS.md (generator, digests). No Foundation.
         .target(name: "FieldMergeWorkload", dependencies: ["FieldMerge"]),
         // The HTTP client transport (URLSession through FoundationNetworking). No server code.
-        .target(name: "FieldMergeSyncHTTP", dependencies: ["FieldMergeSync"]),
+        .target(name: "FieldMergeSyncHTTP", dependencies: ["FieldMergeProtocol"]),
         // POST /sync over HTTP with Hummingbird 2. Kept apart so apps never link a web server.
         .target(
             name: "FieldMergeServerHTTP",
             dependencies: [
-                "FieldMergeSync",
+                "FieldMergeProtocol", "FieldMergeServer",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -51,33 +58,34 @@ let package = Package(
         // `fieldmerge simulate`: devices, faults, oracle. Transport-agnostic (no HTTP here).
         .target(
             name: "FieldMergeSimulation",
-            dependencies: ["FieldMerge", "FieldMergeSQLite", "FieldMergeSync", "FieldMergeWorkload"]
+            dependencies: ["FieldMerge", "FieldMergeSQLite", "FieldMergeProtocol", "FieldMergeSync", "FieldMergeServer", "FieldMergeWorkload"]
         ),
         .executableTarget(
             name: "fieldmerge",
             dependencies: [
-                "FieldMerge", "FieldMergeJSON", "FieldMergeWorkload", "FieldMergeSQLite", "FieldMergeSync",
-                "FieldMergeSyncHTTP", "FieldMergeServerHTTP", "FieldMergeSimulation",
+                "FieldMerge", "FieldMergeJSON", "FieldMergeWorkload", "FieldMergeSQLite", "FieldMergeProtocol", "FieldMergeSync",
+                "FieldMergeServer", "FieldMergeSyncHTTP", "FieldMergeServerHTTP", "FieldMergeSimulation",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .testTarget(name: "FieldMergeTests", dependencies: ["FieldMerge", "FieldMergeWorkload"]),
         .testTarget(name: "FieldMergeSQLiteTests", dependencies: ["FieldMerge", "FieldMergeSQLite", "FieldMergeWorkload"]),
-        .testTarget(name: "FieldMergeSyncTests", dependencies: ["FieldMerge", "FieldMergeSQLite", "FieldMergeSync", "FieldMergeWorkload", "FieldMergeJSON"]),
+        .testTarget(name: "FieldMergeSyncTests", dependencies: ["FieldMerge", "FieldMergeSQLite", "FieldMergeProtocol", "FieldMergeSync", "FieldMergeServer", "FieldMergeWorkload", "FieldMergeJSON"]),
         .testTarget(name: "FieldMergeJSONTests", dependencies: ["FieldMerge", "FieldMergeJSON"]),
         .testTarget(name: "FieldMergeWorkloadTests", dependencies: ["FieldMerge", "FieldMergeWorkload"]),
         .testTarget(
             name: "FieldMergeServerHTTPTests",
             dependencies: [
-                "FieldMerge", "FieldMergeSQLite", "FieldMergeSync", "FieldMergeSyncHTTP", "FieldMergeServerHTTP", "FieldMergeJSON",
+                "FieldMerge", "FieldMergeSQLite", "FieldMergeProtocol", "FieldMergeSync", "FieldMergeServer", "FieldMergeSyncHTTP",
+                "FieldMergeServerHTTP", "FieldMergeJSON",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "InMemoryLogging", package: "swift-log"),
             ]
         ),
         .testTarget(
             name: "FieldMergeSimulationTests",
-            dependencies: ["FieldMerge", "FieldMergeSQLite", "FieldMergeSync", "FieldMergeSimulation"]
+            dependencies: ["FieldMerge", "FieldMergeSQLite", "FieldMergeProtocol", "FieldMergeSync", "FieldMergeServer", "FieldMergeSimulation"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,4 +1,5 @@
-import FieldMergeSync
+import FieldMergeServer
+import FieldMergeProtocol
 import Synchronization
 
 /// Owns a ``RevisionServer`` and lets one request at a time reach it.

@@ -1,4 +1,5 @@
-import FieldMergeSync
+import FieldMergeServer
+import FieldMergeProtocol
 
 extension SyncHTTPServer {
     /// Where the server listens and what it accepts.

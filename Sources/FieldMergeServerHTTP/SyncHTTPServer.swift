@@ -1,4 +1,5 @@
-import FieldMergeSync
+import FieldMergeServer
+import FieldMergeProtocol
 import Hummingbird
 import Logging
 import ServiceLifecycle

@@ -1,6 +1,7 @@
 import FieldMerge
 import FieldMergeSQLite
 import FieldMergeSync
+import FieldMergeProtocol
 
 /// One simulated device: its own SQLite file, wall clock (possibly skewed), fault-injecting
 /// transport and sync client. A crash closes the store and opens the file again.

@@ -1,5 +1,6 @@
 import FieldMerge
 import FieldMergeSync
+import FieldMergeProtocol
 import FieldMergeWorkload
 
 /// The records a simulation starts from: a pure function of the seed, so the oracle can

@@ -1,6 +1,8 @@
 import FieldMerge
 import FieldMergeSQLite
 import FieldMergeSync
+import FieldMergeProtocol
+import FieldMergeServer
 
 /// Bytes and requests that crossed the wire.
 public struct WireMetrics: Sendable, Equatable {

@@ -1,6 +1,7 @@
 import FieldMerge
 import FieldMergeSQLite
 import FieldMergeSync
+import FieldMergeProtocol
 import Foundation
 
 extension Simulation {

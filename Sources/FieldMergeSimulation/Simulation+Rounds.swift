@@ -1,6 +1,8 @@
 import FieldMerge
 import FieldMergeSQLite
 import FieldMergeSync
+import FieldMergeProtocol
+import FieldMergeServer
 import FieldMergeWorkload
 import Foundation
 

@@ -1,5 +1,7 @@
 import FieldMerge
 import FieldMergeSync
+import FieldMergeProtocol
+import FieldMergeServer
 
 /// What a simulation may do: sizes, seed, faults, server mode.
 public struct SimulationOptions: Sendable {

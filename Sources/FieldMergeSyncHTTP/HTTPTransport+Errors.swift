@@ -1,5 +1,5 @@
 import FieldMerge
-import FieldMergeSync
+import FieldMergeProtocol
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking

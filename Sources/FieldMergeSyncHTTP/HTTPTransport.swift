@@ -1,4 +1,4 @@
-import FieldMergeSync
+import FieldMergeProtocol
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking

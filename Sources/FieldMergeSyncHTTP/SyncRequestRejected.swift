@@ -1,4 +1,4 @@
-import FieldMergeSync
+import FieldMergeProtocol
 
 /// The server refused a request as it stands (HTTP 400, 413 and other 4xx but 408 and
 /// 429): sending it again unchanged would be refused again, so it is not a

@@ -5,6 +5,8 @@ import FieldMergeSQLite
 import FieldMergeServerHTTP
 import FieldMergeSimulation
 import FieldMergeSync
+import FieldMergeProtocol
+import FieldMergeServer
 import Foundation
 import ServiceLifecycle
 import Synchronization

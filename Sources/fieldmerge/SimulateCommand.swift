@@ -1,6 +1,8 @@
 import ArgumentParser
 import FieldMergeSimulation
 import FieldMergeSync
+import FieldMergeProtocol
+import FieldMergeServer
 import FieldMergeSyncHTTP
 import Foundation
 

@@ -1,6 +1,8 @@
 import FieldMerge
 import FieldMergeJSON
 import FieldMergeSync
+import FieldMergeProtocol
+import FieldMergeServer
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking

@@ -2,6 +2,8 @@ import FieldMerge
 import FieldMergeSQLite
 import FieldMergeServerHTTP
 import FieldMergeSync
+import FieldMergeProtocol
+import FieldMergeServer
 import FieldMergeSyncHTTP
 import Foundation
 import Testing

@@ -2,6 +2,8 @@ import FieldMerge
 import FieldMergeSQLite
 import FieldMergeServerHTTP
 import FieldMergeSync
+import FieldMergeProtocol
+import FieldMergeServer
 import Foundation
 import InMemoryLogging
 import Logging

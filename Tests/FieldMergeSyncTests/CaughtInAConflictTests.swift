@@ -1,6 +1,8 @@
 import FieldMerge
 import FieldMergeSQLite
 @testable import FieldMergeSync
+import FieldMergeProtocol
+@testable import FieldMergeServer
 import Testing
 
 /// A record caught in change sets that another record's stale revision made conflict is

@@ -1,4 +1,5 @@
 import FieldMergeSync
+import FieldMergeProtocol
 import Foundation
 import Testing
 

@@ -1,6 +1,8 @@
 import FieldMerge
 import FieldMergeSQLite
 @testable import FieldMergeSync
+import FieldMergeProtocol
+@testable import FieldMergeServer
 import Testing
 
 /// The next catch-up page is asked for while the current one is applied.

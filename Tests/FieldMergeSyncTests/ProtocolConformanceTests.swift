@@ -2,6 +2,8 @@ import FieldMerge
 import FieldMergeJSON
 import FieldMergeSQLite
 import FieldMergeSync
+import FieldMergeProtocol
+import FieldMergeServer
 import Foundation
 import Testing
 

@@ -1,6 +1,8 @@
 import FieldMerge
 import FieldMergeSQLite
 @testable import FieldMergeSync
+import FieldMergeProtocol
+@testable import FieldMergeServer
 import Testing
 
 /// The case study's entities: screens, their instances, and the instances' items.

@@ -1,6 +1,8 @@
 import FieldMerge
 import FieldMergeSQLite
 @testable import FieldMergeSync
+import FieldMergeProtocol
+@testable import FieldMergeServer
 import Testing
 
 /// References on the server: a change set's own cascades, dangling references, and paged

@@ -1,6 +1,8 @@
 import FieldMerge
 import FieldMergeSQLite
 @testable import FieldMergeSync
+import FieldMergeProtocol
+@testable import FieldMergeServer
 import Synchronization
 import Testing
 

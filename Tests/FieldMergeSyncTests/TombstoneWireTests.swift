@@ -1,6 +1,8 @@
 import FieldMerge
 import FieldMergeSQLite
 @testable import FieldMergeSync
+import FieldMergeProtocol
+@testable import FieldMergeServer
 import Testing
 
 /// Deletes travel with their tombstone's stamp, so every replica resolves delete against

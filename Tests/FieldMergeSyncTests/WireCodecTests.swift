@@ -1,5 +1,6 @@
 import FieldMerge
 import FieldMergeSync
+import FieldMergeProtocol
 import Foundation
 import Testing
 

@@ -1,5 +1,6 @@
 import FieldMerge
 import FieldMergeSync
+import FieldMergeProtocol
 import Testing
 
 /// A request around one record of `things` (or an arbitrary change set body).

@@ -1,5 +1,6 @@
 import FieldMerge
 import FieldMergeSync
+import FieldMergeProtocol
 import Testing
 
 /// `"*"` in `__stamps__`: the stamp most fields share, written once.

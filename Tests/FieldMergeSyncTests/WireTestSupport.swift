@@ -1,5 +1,6 @@
 import FieldMerge
 import FieldMergeSync
+import FieldMergeProtocol
 import FieldMergeWorkload
 
 /// An entity with one field of every type (and a reference to itself).

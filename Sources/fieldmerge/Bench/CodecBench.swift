@@ -1,6 +1,7 @@
 import ArgumentParser
 import FieldMerge
 import FieldMergeSync
+import FieldMergeProtocol
 import FieldMergeWorkload
 
 /// `fieldmerge bench codec`: the wire codec and gzip on one change set carrying all N

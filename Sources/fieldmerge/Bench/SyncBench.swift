@@ -2,6 +2,8 @@ import ArgumentParser
 import FieldMerge
 import FieldMergeSQLite
 import FieldMergeSync
+import FieldMergeProtocol
+import FieldMergeServer
 import FieldMergeWorkload
 import Foundation
 

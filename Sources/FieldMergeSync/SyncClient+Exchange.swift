@@ -1,4 +1,5 @@
 import FieldMerge
+import FieldMergeProtocol
 
 extension SyncClient {
     /// One request and its decoded answer, with the bytes each way.

@@ -1,4 +1,5 @@
 import FieldMerge
+import FieldMergeProtocol
 import FieldMergeSQLite
 
 /// Turns one response into one store transaction: every record the server sent is merged

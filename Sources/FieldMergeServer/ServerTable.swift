@@ -1,4 +1,5 @@
 import FieldMerge
+import FieldMergeProtocol
 import FieldMergeSQLite
 
 /// One entity's table on the server: typed columns, the field stamps, the revision of the

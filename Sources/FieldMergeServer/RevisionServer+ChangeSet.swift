@@ -1,4 +1,5 @@
 import FieldMerge
+import FieldMergeProtocol
 import FieldMergeSQLite
 
 extension RevisionServer {

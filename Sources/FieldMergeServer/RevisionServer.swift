@@ -1,4 +1,5 @@
 import FieldMerge
+import FieldMergeProtocol
 import FieldMergeSQLite
 
 /// The server's side of the revision protocol, over its own SQLite store.

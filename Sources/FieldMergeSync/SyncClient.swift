@@ -1,4 +1,5 @@
 import FieldMerge
+import FieldMergeProtocol
 import FieldMergeSQLite
 
 /// What one ``SyncClient/sync(progress:)`` did.

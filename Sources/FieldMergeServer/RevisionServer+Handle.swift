@@ -1,4 +1,5 @@
 import FieldMerge
+import FieldMergeProtocol
 import FieldMergeSQLite
 
 /// A request the server cannot process at all (answered with HTTP 400 and no change).

@@ -1,4 +1,5 @@
 import FieldMerge
+import FieldMergeProtocol
 
 extension RevisionServer {
     /// Merge mode: folds a stale update into the server's record field by field, or returns
