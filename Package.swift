@@ -38,7 +38,11 @@ let package = Package(
         .target(name: "FieldMergeSync", dependencies: ["FieldMerge", "FieldMergeSQLite", "FieldMergeProtocol"]),
         // The server's logic (strict and merge mode, replay, paging) over its storage, the
         // embedded SQLite storage, and the in-process transport.
-        .target(name: "FieldMergeServer", dependencies: ["FieldMerge", "FieldMergeSQLite", "FieldMergeProtocol"]),
+        .target(
+            name: "FieldMergeServer", dependencies: ["FieldMerge", "FieldMergeSQLite", "FieldMergeProtocol"],
+            // Storage calls (nonisolated async) run on the server actor's own executor.
+            swiftSettings: [.enableUpcomingFeature("NonisolatedNonsendingByDefault")]
+        ),
         // JSON documents (schemas, records, merge requests) for tools and tests.
         .target(name: "FieldMergeJSON", dependencies: ["FieldMerge"]),
         // The benchmark workload of BENCHMARKS.md (generator, digests). No Foundation.

@@ -69,6 +69,34 @@ public struct WireCodec: Sendable {
         return writer.finish()
     }
 
+    /// The JSON body of a request whose `requestID` is a digest of that body: `prefix`
+    /// followed by 16 hex digits of FNV-1a (64 bits) over the body written with those digits
+    /// as zeros. The same request encodes to the same id, so a retry after a lost answer is
+    /// recognised; the body is written once.
+    ///
+    /// - Parameter prefix: ASCII letters, digits and `-` only (it is written unescaped).
+    public func encode(_ request: SyncRequest, requestIDPrefix prefix: String) -> (body: [UInt8], requestID: String) {
+        precondition(
+            prefix.utf8.allSatisfy { $0 == 0x2D || (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) },
+            "a request id prefix is ASCII letters, digits and '-'")
+        var request = request
+        request.requestID = prefix + String(repeating: "0", count: 16)
+        var body = encode(request)
+        // The id stands among the first keys, before the change sets.
+        let marker = Array("\"requestID\":\"\(prefix)".utf8)
+        var start = 0
+        while !body[start..<start + marker.count].elementsEqual(marker) { start += 1 }
+        start += marker.count
+        var digest: UInt64 = 0xCBF2_9CE4_8422_2325
+        for byte in body { digest = (digest ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
+        let hex = Array("0123456789abcdef".utf8)
+        for position in 0..<16 {
+            body[start + position] = hex[Int(truncatingIfNeeded: digest >> UInt64(60 - 4 * position)) & 0xF]
+        }
+        let id = prefix + String(decoding: body[start..<start + 16], as: UTF8.self)
+        return (body, id)
+    }
+
     /// The JSON body of a response.
     public func encode(_ response: SyncResponse) -> [UInt8] {
         var writer = _Writer(capacity: estimatedSize(response.changeSets))

@@ -6,7 +6,7 @@ extension _Parser {
     mutating func parseRequest(_ codec: WireCodec) throws(WireError) -> SyncRequest {
         let objectAt = try documentStart()
         var maxRevision: Int64?, changeSets: [ChangeSet]?
-        var clientID: String?, requestID: String?, limit: Int?
+        var clientID: String?, requestID: String?, limit: Int?, version: Int?
         var seen: UInt8 = 0
         if try open(UInt8(ascii: "{"), "an object (the request)") {
             repeat {
@@ -26,6 +26,9 @@ extension _Parser {
                 } else if key.equals("limit") {
                     try once(&seen, 16, key)
                     limit = try optionalLimit()
+                } else if key.equals("protocolVersion") {
+                    try once(&seen, 32, key)
+                    version = try protocolVersion()
                 } else {
                     try skipValue()  // unknown top-level keys: forward compatibility
                 }
@@ -35,7 +38,8 @@ extension _Parser {
         guard let maxRevision else { throw error(.invalidValue, "the request has no maxRevision", at: objectAt) }
         guard let changeSets else { throw error(.invalidValue, "the request has no changeSets", at: objectAt) }
         return SyncRequest(
-            maxRevision: maxRevision, changeSets: changeSets, clientID: clientID, requestID: requestID, limit: limit)
+            maxRevision: maxRevision, changeSets: changeSets, clientID: clientID, requestID: requestID, limit: limit,
+            protocolVersion: version)
     }
 
     mutating func parseResponse(_ codec: WireCodec) throws(WireError) -> SyncResponse {
@@ -120,6 +124,16 @@ extension _Parser {
             throw error(.outOfRange, "limit must be within 1...\(Int32.max)", at: start)
         }
         return Int(limit)
+    }
+
+    private mutating func protocolVersion() throws(WireError) -> Int? {
+        if try null() { return nil }
+        let start = position
+        let version = try int64("protocolVersion (an integer)")
+        guard version >= 1, version <= Int64(Int32.max) else {
+            throw error(.outOfRange, "protocolVersion must be within 1...\(Int32.max)", at: start)
+        }
+        return Int(version)
     }
 
     // MARK: Change sets

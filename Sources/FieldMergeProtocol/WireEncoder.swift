@@ -6,6 +6,10 @@ extension WireCodec {
     func writeRequest(_ request: SyncRequest, to writer: inout _Writer) {
         writer.raw("{\"maxRevision\":")
         writer.integer(request.maxRevision)
+        if let version = request.protocolVersion {
+            writer.raw(",\"protocolVersion\":")
+            writer.integer(Int64(version))
+        }
         if let clientID = request.clientID {
             writer.raw(",\"clientID\":")
             writer.string(clientID)

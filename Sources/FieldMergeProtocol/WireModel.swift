@@ -99,16 +99,20 @@ public struct SyncRequest: Sendable, Equatable {
     /// `"limit"` (extension): the largest catch-up page the client wants, in records
     /// (1...2^31 − 1).
     public var limit: Int?
+    /// `"protocolVersion"` (extension): the version of the protocol the client speaks
+    /// (``WireProtocol/version``); absent in the case study's requests, which are version 1.
+    public var protocolVersion: Int?
 
     public init(
         maxRevision: Int64, changeSets: [ChangeSet], clientID: String? = nil, requestID: String? = nil,
-        limit: Int? = nil
+        limit: Int? = nil, protocolVersion: Int? = nil
     ) {
         self.maxRevision = maxRevision
         self.changeSets = changeSets
         self.clientID = clientID
         self.requestID = requestID
         self.limit = limit
+        self.protocolVersion = protocolVersion
     }
 }
 

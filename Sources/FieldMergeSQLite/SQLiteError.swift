@@ -50,6 +50,10 @@ public struct SQLiteError: Error, Equatable, Sendable, CustomStringConvertible {
     /// (`SQLITE_CONSTRAINT` family).
     public var isConstraint: Bool { primaryCode == SQLITE_CONSTRAINT }
 
+    /// Whether the database file is damaged or not a database (`SQLITE_CORRUPT`,
+    /// `SQLITE_NOTADB`), or this module's own metadata cannot be read back.
+    public var isCorrupt: Bool { primaryCode == SQLITE_CORRUPT || primaryCode == SQLITE_NOTADB }
+
     /// A one-line summary: `SQLite error <code> (<message>) in `<sql>``.
     public var description: String {
         var text = "SQLite error \(code) (\(message))"

@@ -38,8 +38,10 @@ public struct StoreError: Error, Equatable, Sendable, CustomStringConvertible {
         self.underlying = underlying
     }
 
+    /// SQLite's error as the store's: a damaged file (or damaged metadata) is ``Code/corrupt``,
+    /// everything else ``Code/sqlite``; the SQLite error is kept either way.
     init(_ error: SQLiteError) {
-        self.init(.sqlite, error.message, underlying: error)
+        self.init(error.isCorrupt ? .corrupt : .sqlite, error.message, underlying: error)
     }
 
     init(_ error: MergeError, entity: String? = nil, id: Int64? = nil) {

@@ -1,27 +1,51 @@
 import FieldMerge
 import FieldMergeProtocol
+import Synchronization
 
 /// A ``RevisionServer`` in this process, behind the same bytes a network would carry.
-public actor InProcessTransport: SyncTransport {
-    private let server: RevisionServer
+///
+/// Errors reach the client as they would over HTTP: a body the codec refuses or a request
+/// the server refuses as a whole is a ``SyncRequestRejected``; a failing storage is a
+/// ``TransportError`` (try again later).
+public final class InProcessTransport: SyncTransport {
+    public let server: RevisionServer
     private let codec: WireCodec
-    /// Requests answered so far.
-    public private(set) var requests = 0
+    /// The identity every request is sent under (what a token would say over HTTP).
+    public let identity: SyncIdentity?
+    private let answered = Mutex(0)
+    /// Requests received so far.
+    public var requests: Int { answered.withLock { $0 } }
 
-    public init(server: sending RevisionServer) {
+    public init(server: RevisionServer, identity: SyncIdentity? = nil) {
         self.server = server
+        self.identity = identity
         codec = WireCodec(schema: server.schema)
     }
 
     public func send(_ body: [UInt8], gzip: Bool) async throws -> [UInt8] {
-        requests += 1
-        let json = gzip ? try Gzip.decompress(body, limit: WireLimits().maxDecompressedBytes) : body
-        let request = try codec.decodeRequest(json)
-        let response = try server.handle(request)
+        answered.withLock { $0 += 1 }
+        let request: SyncRequest
+        do { request = try decode(body, gzip: gzip) } catch { throw Self.rejection(error) }
+        let response: SyncResponse
+        do {
+            response = try await server.handle(request, identity: identity)
+        } catch {
+            throw error.clientError
+        }
         let encoded = codec.encode(response)
         return gzip ? Gzip.compress(encoded) : encoded
     }
 
+    private func decode(_ body: [UInt8], gzip: Bool) throws(WireError) -> SyncRequest {
+        try codec.decodeRequest(gzip ? try Gzip.decompress(body, limit: WireLimits().maxDecompressedBytes) : body)
+    }
+
+    /// A body the codec refuses, as an HTTP server would answer it: 413 past a size limit, else 400.
+    private static func rejection(_ error: WireError) -> SyncRequestRejected {
+        let status = error.code == .tooLarge || error.code == .gzipTooLarge ? 413 : 400
+        return SyncRequestRejected(status: status, code: error.code.rawValue, message: error.description)
+    }
+
     /// Runs `body` with the server (for tests and tools that inspect it).
-    public func withServer<T: Sendable>(_ body: (RevisionServer) throws -> T) rethrows -> T { try body(server) }
+    public func withServer<T>(_ body: (RevisionServer) async throws -> T) async rethrows -> T { try await body(server) }
 }

@@ -1,14 +1,5 @@
 import FieldMerge
 import FieldMergeProtocol
-import FieldMergeSQLite
-
-/// A request the server cannot process at all (answered with HTTP 400 and no change).
-public struct SyncServerError: Error, Equatable, Sendable, CustomStringConvertible {
-    public enum Code: String, Sendable { case badRequest, storage }
-    public var code: Code
-    public var message: String
-    public var description: String { "\(code.rawValue): \(message)" }
-}
 
 extension RevisionServer {
     /// Answers one request: first what the client missed since its `maxRevision` (one change
@@ -17,134 +8,141 @@ extension RevisionServer {
     /// the server's truth.
     ///
     /// A request with change sets whose `clientID` and `requestID` equal that client's
-    /// previous such request is a retry whose answer was lost: it gets the same answer again and changes nothing. The
-    /// whole request is one transaction (each change set a savepoint in it), so a crash never
-    /// leaves change sets committed without the answer that a retry would need.
-    public func handle(_ request: SyncRequest) throws(SyncServerError) -> SyncResponse {
-        let savedRevision = maxRevision, savedClock = clock
+    /// previous such request is a retry whose answer was lost: it gets the same answer again
+    /// and changes nothing. The whole request is one write transaction (each change set a
+    /// savepoint in it), so a crash never leaves change sets committed without the answer
+    /// that a retry would need. A request without change sets only reads.
+    ///
+    /// - Parameters:
+    ///   - request: The decoded request.
+    ///   - identity: Who sent it, as the transport authenticated it: passed to
+    ///     ``Options/authorize``, and the stored reply belongs to it.
+    /// - Throws: ``ServerError``; the server has then changed nothing.
+    public func handle(_ request: SyncRequest, identity: SyncIdentity? = nil) async throws(ServerError) -> SyncResponse {
+        try await handleReporting(request, identity: identity).response
+    }
+
+    /// ``handle(_:identity:)``, with the server's revision before and after the request.
+    package func handleReporting(
+        _ request: SyncRequest, identity: SyncIdentity? = nil
+    ) async throws(ServerError) -> (response: SyncResponse, revisionBefore: Int64, revisionAfter: Int64) {
+        // One request at a time, also where the storage suspends (a database over the network).
+        await turnstile.enter()
+        defer { turnstile.leave() }
+        let before = maxRevision
+        let response = try await answer(request, identity: identity)
+        return (response, before, maxRevision)
+    }
+
+    private func answer(_ request: SyncRequest, identity: SyncIdentity?) async throws(ServerError) -> SyncResponse {
+        if let version = request.protocolVersion, version != WireProtocol.version {
+            throw ServerError(
+                .unsupportedProtocolVersion,
+                "the request speaks protocol version \(version); this server speaks \(WireProtocol.version)")
+        }
         do {
-            // Only requests that change something are remembered: a pure catch-up must read the
-            // log anew each time.
-            let remembered = !request.changeSets.isEmpty
-            if remembered, let client = request.clientID, let id = request.requestID, let replay = try reply(client: client, request: id) {
-                return replay
-            }
-            return try database.transaction(.immediate) { () throws -> SyncResponse in
-                let limit = max(1, request.limit ?? options.defaultPageLimit)
-                let page = try catchUp(after: request.maxRevision, limit: limit)
-                var answers: [ChangeSet] = page.changeSet.map { [$0] } ?? []
-                var idMap: [String: [Int64: Int64]] = [:]
-                for changeSet in request.changeSets {
-                    answers.append(try apply(changeSet, idMap: &idMap))
+            guard !request.changeSets.isEmpty else {
+                return try await storage.read { () async throws -> SyncResponse in
+                    try await respond(request, identity: identity, replyKey: nil)
                 }
-                let response = SyncResponse(maxRevision: page.hasMore ? page.end : maxRevision, changeSets: answers, hasMore: page.hasMore)
-                if remembered, let client = request.clientID, let id = request.requestID {
-                    try database.run(
-                        "INSERT OR REPLACE INTO \"__fm_replies\" (\"client\", \"request\", \"response\") VALUES (?, ?, ?)",
-                        [.text(client), .text(id), .blob(codec.encode(response))])
-                }
-                return response
             }
-        } catch let error as SyncServerError {
-            (maxRevision, clock) = (savedRevision, savedClock)
-            throw error
-        } catch let error as SQLiteError {
-            (maxRevision, clock) = (savedRevision, savedClock)
-            throw SyncServerError(code: .storage, message: error.description)
+            // The stored reply belongs to the authenticated user's client, not to whatever
+            // client id a peer sends.
+            let replyKey = request.clientID.map { client in identity.map { "\($0.user)/\(client)" } ?? client }
+            return try await storage.write { () async throws -> SyncResponse in
+                if let replyKey, let id = request.requestID, let stored = try await storage.reply(client: replyKey, request: id) {
+                    return try codec.decodeResponse(stored)
+                }
+                return try await respond(request, identity: identity, replyKey: replyKey)
+            }
         } catch {
-            (maxRevision, clock) = (savedRevision, savedClock)
-            throw SyncServerError(code: .badRequest, message: "\(error)")
+            throw Self.serverError(error)
         }
     }
 
-    /// The stored answer to `client`'s last request, if `request` is that request.
-    private func reply(client: String, request: String) throws -> SyncResponse? {
-        let statement = try database.statement(
-            "SELECT \"response\" FROM \"__fm_replies\" WHERE \"client\" = ? AND \"request\" = ?")
-        defer { statement.reset() }
-        try statement.bind(client, at: 1)
-        try statement.bind(request, at: 2)
-        guard try statement.step() else { return nil }
-        return try codec.decodeResponse(statement.blob(0))
+    /// The answer, inside the request's transaction.
+    private func respond(_ request: SyncRequest, identity: SyncIdentity?, replyKey: String?) async throws -> SyncResponse {
+        let state = try await storage.state()
+        clock = HybridClock(replica: replica, last: state.clock, maxDrift: options.maxDrift, wall: wall)
+        var revision = state.maxRevision
+        let limit = max(1, request.limit ?? options.defaultPageLimit)
+        let page = try await catchUp(after: request.maxRevision, through: revision, limit: limit)
+        var answers: [ChangeSet] = page.changeSet.map { [$0] } ?? []
+        var idMap: [String: [Int64: Int64]] = [:]
+        for changeSet in request.changeSets {
+            answers.append(try await apply(changeSet, identity: identity, revision: &revision, idMap: &idMap))
+        }
+        let response = SyncResponse(maxRevision: page.hasMore ? page.end : revision, changeSets: answers, hasMore: page.hasMore)
+        if !request.changeSets.isEmpty {
+            try await storage.saveState(ServerState(maxRevision: revision, clock: clock.last))
+            if let replyKey, let id = request.requestID {
+                try await storage.storeReply(client: replyKey, request: id, response: codec.encode(response))
+            }
+        }
+        maxRevision = revision
+        return response
+    }
+
+    /// What the caller of ``handle(_:identity:)`` sees of an error inside it.
+    static func serverError(_ error: any Error) -> ServerError {
+        switch error {
+        case let error as ServerError: return error
+        case ServerRefusal.unknownEntity(let entity): return ServerError(.badRequest, "unknown entity '\(entity)'")
+        case ServerRefusal.invalid(let message): return ServerError(.badRequest, message)
+        case let error as WireError: return ServerError(.corrupt, "a stored reply cannot be read: \(error)", cause: error)
+        default: return ServerError.wrapping(error)
+        }
     }
 
     // MARK: Catch-up
 
     struct Page { var changeSet: ChangeSet?; var end: Int64; var hasMore: Bool }
 
-    /// The records changed after `revision`, read from the log in revision order: at most
-    /// `limit`, ending on a revision boundary (a revision larger than `limit` comes whole).
-    func catchUp(after revision: Int64, limit: Int) throws -> Page {
-        guard let first = try logRevision(after: revision, offset: 0) else {
+    /// The records changed after `revision` up to `latest`, read from the log in revision
+    /// order: at most `limit`, ending on a revision boundary (a revision larger than `limit`
+    /// comes whole).
+    func catchUp(after revision: Int64, through latest: Int64, limit: Int) async throws -> Page {
+        guard let first = try await storage.logRevision(after: revision, offset: 0) else {
             return Page(changeSet: nil, end: revision, hasMore: false)
         }
-        var end = maxRevision
-        if let cut = try logRevision(after: revision, offset: limit) {
+        var end = latest
+        if let cut = try await storage.logRevision(after: revision, offset: limit) {
             // Row limit + 1 exists: end before its revision, or take that revision whole
             // when it is the only one in the page.
-            let last = try logRevision(after: revision, offset: limit - 1) ?? cut
+            let last = try await storage.logRevision(after: revision, offset: limit - 1) ?? cut
             end = last < cut ? last : (first < cut ? cut - 1 : cut)
         }
-        let hasMore = try logRevision(after: end, offset: 0) != nil
-        var entities: [EntityChanges] = []
-        for entity in schema.entities {
-            guard let table = tables[entity.name] else { continue }
+        let hasMore = try await storage.logRevision(after: end, offset: 0) != nil
+        var changed: [EntityChanges] = []
+        for entity in entities {
             var changes = EntityChanges(entity: entity.name)
-            let alive = try database.statement(table.changedAlive)
-            defer { alive.reset() }
-            try alive.bind([.text(entity.name), .integer(revision), .integer(end)])
-            while try alive.step() {
-                let row = try decodeRow(alive, table, fieldRevisions: false)
+            let (alive, deleted) = try await storage.changes(entity, after: revision, through: end)
+            for row in alive {
                 if row.created > revision { changes.create.append(row.record.id) } else { changes.update.append(row.record.id) }
-                changes.records.append(wireRecord(row, table: table))
+                changes.records.append(wireRecord(row, entity: entity))
             }
-            let deleted = try database.statement(table.changedDeleted)
-            defer { deleted.reset() }
-            try deleted.bind([.text(entity.name), .integer(revision), .integer(end)])
-            while try deleted.step() {
-                let id = deleted.int64(0)
-                changes.delete.append(id)
-                let tombstone = try Self.tombstone(deleted, column: 2, entity: entity.name, id: id)
-                changes.records.append(deletedRecord(id, table: table, revision: deleted.int64(1), tombstone: tombstone))
+            for deletion in deleted {
+                changes.delete.append(deletion.id)
+                changes.records.append(deletedRecord(deletion, entity: entity))
             }
-            if !changes.records.isEmpty { entities.append(changes) }
+            if !changes.records.isEmpty { changed.append(changes) }
         }
-        if hasMore { try includeParents(of: &entities, after: revision, end: end) }
-        return Page(changeSet: ChangeSet(entities: entities, conflict: nil), end: end, hasMore: hasMore)
+        if hasMore { try await includeParents(of: &changed, after: revision, end: end) }
+        return Page(changeSet: ChangeSet(entities: changed, conflict: nil), end: end, hasMore: hasMore)
     }
 
-    /// The revision of the log's row number `offset` (from 0) after `revision`, in revision order.
-    private func logRevision(after revision: Int64, offset: Int) throws(SQLiteError) -> Int64? {
-        let value = try database.scalar(
-            "SELECT \"revision\" FROM \"__fm_log\" WHERE \"revision\" > ? ORDER BY \"revision\" LIMIT 1 OFFSET ?",
-            [.integer(revision), .integer(Int64(offset))])
-        if case .integer(let found)? = value { return found }
-        return nil
-    }
-
-    func wireRecord(_ row: ServerRow, table: ServerTable, oldID: Int64? = nil) -> WireRecord {
+    func wireRecord(_ row: ServerRow, entity: ServerEntity, oldID: Int64? = nil) -> WireRecord {
         WireRecord(
-            id: row.record.id, present: table.entity.allFields, values: row.record.values, stamps: row.record.stamps,
+            id: row.record.id, present: entity.entity.allFields, values: row.record.values, stamps: row.record.stamps,
             revision: row.revision, oldID: oldID)
     }
 
     /// A deleted record on the wire: no attributes, its revision, and the tombstone's stamp
     /// as every field's stamp (which travels once, under `"*"`).
-    func deletedRecord(_ id: Int64, table: ServerTable, revision: Int64, tombstone: Stamp?) -> WireRecord {
-        let count = table.entity.fields.count
+    func deletedRecord(_ deletion: Deletion, entity: ServerEntity) -> WireRecord {
+        let count = entity.entity.fields.count
         return WireRecord(
-            id: id, present: FieldMask(), values: ContiguousArray(repeating: .null, count: count),
-            stamps: tombstone.map { ContiguousArray(repeating: $0, count: count) }, revision: revision, oldID: nil)
-    }
-
-    /// The tombstone stamp in `column` of the row `statement` stands on.
-    static func tombstone(_ statement: Statement, column: Int32, entity: String, id: Int64) throws(SQLiteError) -> Stamp {
-        let decoded: Result<ContiguousArray<Stamp>, RecordCodingError> = statement.withBlob(column) { bytes in
-            Result { () throws(RecordCodingError) in try RecordCoding.decodeStamps(bytes, count: 1) }
-        }
-        guard case .success(let stamps) = decoded, let stamp = stamps.first else {
-            throw SQLiteError(code: 11, message: "the tombstone of \(entity)#\(id) is damaged")
-        }
-        return stamp
+            id: deletion.id, present: FieldMask(), values: ContiguousArray(repeating: .null, count: count),
+            stamps: ContiguousArray(repeating: deletion.tombstone, count: count), revision: deletion.revision, oldID: nil)
     }
 }

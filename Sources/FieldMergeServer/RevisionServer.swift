@@ -2,21 +2,32 @@ import FieldMerge
 import FieldMergeProtocol
 import FieldMergeSQLite
 
-/// The server's side of the revision protocol, over its own SQLite store.
+/// The server's side of the revision protocol, over a ``ServerStorage``.
 ///
-/// Each change set of a request is one transaction and, when it commits, one revision.
+/// Each change set of a request is one savepoint and, when it commits, one revision.
 /// Creates get permanent ids (foreign keys to temporary ids are rewritten, also across the
 /// change sets of one request); updates and deletes must name the revision the record has
 /// now, else the change set is a conflict: it is rolled back and answered with the server's
 /// true state of every record it touched. Every committed change is logged by revision, so
 /// catch-up reads the log, not every table.
 ///
-/// Not thread-safe: one request at a time (wrap it in an actor to serve concurrently).
-public final class RevisionServer {
+/// An actor on an executor of its own: requests are answered one at a time, and a storage
+/// whose calls block (SQLite) never runs on Swift concurrency's shared threads.
+public actor RevisionServer {
     /// Who may change what: return false to refuse a change (answered as a conflict).
-    public typealias Authorization = (_ entity: String, _ id: Int64, _ kind: ChangeKind) -> Bool
+    public typealias Authorization = @Sendable (AuthorizationRequest) -> Bool
 
     public enum ChangeKind: String, Sendable { case create, update, delete }
+
+    /// One change the authorization hook decides on.
+    public struct AuthorizationRequest: Sendable {
+        /// Who sent the request, as the transport authenticated it (nil: anonymous).
+        public var identity: SyncIdentity?
+        public var entity: String
+        /// The record's permanent id (for a create, the one it is about to get).
+        public var id: Int64
+        public var kind: ChangeKind
+    }
 
     /// How the server treats an update or delete that names an older revision.
     public enum Mode: String, Sendable, CaseIterable {
@@ -27,115 +38,138 @@ public final class RevisionServer {
         case merge
     }
 
-    public struct Options {
+    public struct Options: Sendable {
         /// Strict (the case study) or merge.
         public var mode: Mode = .strict
         /// How far ahead of the server's clock an incoming stamp may be; later ones are clamped.
         public var maxDrift: UInt64 = 60_000
         /// The largest catch-up page, in records, when the request names no `limit`.
         public var defaultPageLimit = 100_000
+        /// Decides every create, update and delete; nil allows everything.
         public var authorize: Authorization?
         public init() {}
     }
 
-    public let schema: Schema
-    public let database: Database
-    public internal(set) var maxRevision: Int64
-    var clock: HybridClock
+    public nonisolated let schema: Schema
     let options: Options
-    var tables: [String: ServerTable] = [:]
+    let storage: any ServerStorage
+    /// The same storage, reachable from outside the actor only by ``database`` (tests).
+    private nonisolated(unsafe) let unsafeStorage: any ServerStorage
+    private nonisolated let executor: DatabaseExecutor
+    /// The schema's entities as the server uses them, by position and by name.
+    let entities: [ServerEntity]
+    let positions: [String: Int]
     let codec: WireCodec
+    let replica: ReplicaID
+    let wall: any WallClock
+    /// The clock and the revision of the request being answered (loaded from the storage
+    /// in its transaction, since other servers may share the data set).
+    var clock: HybridClock
+    /// Lets one request at a time through.
+    let turnstile = Turnstile()
+    /// The server's revision after the last request it answered.
+    public internal(set) var maxRevision: Int64
 
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+
+    /// A server over `storage`, which is prepared for `schema` (created, or checked).
+    ///
+    /// - Throws: ``ServerError``: ``ServerError/Code/schemaMismatch`` when the storage was
+    ///   made for another schema, ``ServerError/Code/storage`` when it fails.
+    public init(
+        storage: sending some ServerStorage, schema: Schema, options: Options = Options(),
+        replica: ReplicaID = ReplicaID(0x5E_5E), wall: any WallClock = SystemWallClock()
+    ) async throws(ServerError) {
+        let state: ServerState
+        do {
+            try await storage.open(schema: schema)
+            state = try await storage.read { try await storage.state() }
+        } catch {
+            throw ServerError.wrapping(error)
+        }
+        self.init(prepared: storage, state: state, schema: schema, options: options, replica: replica, wall: wall)
+    }
+
+    /// A server on SQLite (the embedded default): a file, or a private in-memory database.
+    ///
+    /// - Throws: ``ServerError``, as ``init(storage:schema:options:replica:wall:)``.
     public init(
         _ location: Database.Location = .memory, schema: Schema, options: Options = Options(),
         replica: ReplicaID = ReplicaID(0x5E_5E), wall: any WallClock = SystemWallClock()
-    ) throws(SQLiteError) {
+    ) throws(ServerError) {
+        let storage = try SQLiteServerStorage(location)
+        try storage.prepare(schema: schema)
+        self.init(prepared: storage, state: try storage.currentState(), schema: schema, options: options, replica: replica, wall: wall)
+    }
+
+    private init(
+        prepared storage: any ServerStorage, state: ServerState, schema: Schema, options: Options, replica: ReplicaID,
+        wall: any WallClock
+    ) {
+        maxRevision = state.maxRevision
         self.schema = schema
         self.options = options
+        self.storage = storage
+        unsafeStorage = storage
+        self.replica = replica
+        self.wall = wall
+        executor = DatabaseExecutor(label: "FieldMerge.RevisionServer")
         codec = WireCodec(schema: schema)
-        database = try Database(location)
         clock = HybridClock(replica: replica, maxDrift: options.maxDrift, wall: wall)
-        for entity in schema.entities { tables[entity.name] = ServerTable(entity) }
-        for entity in schema.entities {
+        var entities = schema.entities.enumerated().map { ServerEntity($1, position: $0) }
+        var positions: [String: Int] = [:]
+        for (position, entity) in schema.entities.enumerated() { positions[entity.name] = position }
+        for (position, entity) in schema.entities.enumerated() {
             for (index, field) in entity.fields.enumerated() {
-                if case .reference(let target, let action) = field.type {
-                    tables[target]?.referencedBy.append((entity.name, index, action))
+                if case .reference(let target, let action) = field.type, let targetPosition = positions[target] {
+                    entities[targetPosition].referencedBy.append((position, index, action))
                 }
             }
         }
-        if try database.scalar("SELECT count(*) FROM sqlite_master WHERE name = '__fm_server'") != .integer(1) {
-            try database.execute("""
-                CREATE TABLE "__fm_server" ("key" TEXT PRIMARY KEY, "value" INTEGER NOT NULL);
-                INSERT INTO "__fm_server" VALUES ('maxRevision', 0), ('clock', 0);
-                CREATE TABLE "__fm_ids" ("entity" TEXT PRIMARY KEY, "next" INTEGER NOT NULL);
-                CREATE TABLE "__fm_deleted" ("entity" TEXT NOT NULL, "id" INTEGER NOT NULL,
-                  "revision" INTEGER NOT NULL, "stamp" BLOB NOT NULL, PRIMARY KEY ("entity", "id")) WITHOUT ROWID;
-                CREATE TABLE "__fm_log" ("entity" TEXT NOT NULL, "id" INTEGER NOT NULL,
-                  "revision" INTEGER NOT NULL, PRIMARY KEY ("entity", "id")) WITHOUT ROWID;
-                CREATE INDEX "__fm_log_revision" ON "__fm_log" ("revision", "entity", "id");
-                CREATE TABLE "__fm_replies" ("client" TEXT PRIMARY KEY, "request" TEXT NOT NULL, "response" BLOB NOT NULL);
-                """)
-            for table in tables.values { try database.execute(table.createTable) }
-        }
-        try Self.checkSchema(database, schema)
-        // Catch-up reads one entity's window of revisions at a time; deletes find children.
-        try database.execute("""
-            CREATE INDEX IF NOT EXISTS "__fm_log_entity" ON "__fm_log" ("entity", "revision", "id")
-            """)
-        for entity in schema.entities {
-            for index in entity.referenceIndexes { try database.execute(index) }
-        }
-        guard case .integer(let revision)? = try database.scalar("SELECT value FROM __fm_server WHERE key = 'maxRevision'"),
-            case .integer(let last)? = try database.scalar("SELECT value FROM __fm_server WHERE key = 'clock'")
-        else { throw SQLiteError(code: 11, message: "the server's state is damaged") }
-        maxRevision = revision
-        clock = HybridClock(replica: replica, last: UInt64(bitPattern: last), maxDrift: options.maxDrift, wall: wall)
+        self.entities = entities
+        self.positions = positions
     }
 
-    /// The file records the schema it was made for (files from before keep theirs from now
-    /// on); opening it with another is an error that says what differs.
-    private static func checkSchema(_ database: Database, _ schema: Schema) throws(SQLiteError) {
-        try database.execute("""
-            CREATE TABLE IF NOT EXISTS "__fm_schema" ("line" INTEGER PRIMARY KEY, "text" TEXT NOT NULL)
-            """)
-        let stored = try database.rows("SELECT \"text\" FROM \"__fm_schema\" ORDER BY \"line\"").compactMap { row -> String? in
-            if case .text(let line)? = row.first { return line }
-            return nil
-        }
-        let expected = schema.describedLines
-        if stored.isEmpty {
-            for (number, line) in expected.enumerated() {
-                try database.run("INSERT INTO \"__fm_schema\" VALUES (?, ?)", [.integer(Int64(number)), .text(line)])
-            }
-        } else if stored != expected {
-            throw SQLiteError(code: 20, message: "the server's file was made for another schema: " + schema.differences(fromStored: stored))
-        }
+    /// Runs `body` with the server's SQLite database, between requests (tests and tools that
+    /// inspect it); nil when the storage is not SQLite.
+    package func withSQLite<T: Sendable>(_ body: (Database) throws -> T) rethrows -> T? {
+        guard let sqlite = storage as? SQLiteServerStorage else { return nil }
+        return try body(sqlite.database)
     }
 
-    func table(_ entity: String) throws(ServerRefusal) -> ServerTable {
-        guard let table = tables[entity] else { throw ServerRefusal.unknownEntity(entity) }
-        return table
+    /// The SQLite database of a server on ``SQLiteServerStorage``, for tests that inspect or
+    /// seed it while no request is in flight. Not for concurrent use.
+    package nonisolated var database: Database {
+        guard let sqlite = unsafeStorage as? SQLiteServerStorage else { preconditionFailure("the server's storage is not SQLite") }
+        return sqlite.database
     }
 
-    /// The next permanent id of `entity` (ids are never reused, even after deletes).
-    func nextID(_ entity: String) throws(SQLiteError) -> Int64 {
-        let stored = try database.scalar("SELECT \"next\" FROM \"__fm_ids\" WHERE \"entity\" = ?", [.text(entity)])
-        var next: Int64 = 1
-        if case .integer(let value)? = stored { next = value } else if let table = tables[entity],
-            case .integer(let largest)? = try database.scalar("SELECT max(\"id\") FROM \(table.table)")
-        {
-            next = largest + 1
-        }
-        try database.run("INSERT OR REPLACE INTO \"__fm_ids\" VALUES (?, ?)", [.text(entity), .integer(next + 1)])
-        return next
+    /// Closes the storage's SQLite connection (a simulated crash or restart); the server
+    /// answers nothing after it.
+    package func close() {
+        (storage as? SQLiteServerStorage)?.database.close()
     }
 
-    func saveState() throws(SQLiteError) {
-        try database.run("UPDATE \"__fm_server\" SET \"value\" = ? WHERE \"key\" = 'maxRevision'", [.integer(maxRevision)])
-        try database.run(
-            "UPDATE \"__fm_server\" SET \"value\" = ? WHERE \"key\" = 'clock'", [.integer(Int64(bitPattern: clock.last))])
+    func entity(_ name: String) throws(ServerRefusal) -> ServerEntity {
+        guard let position = positions[name] else { throw ServerRefusal.unknownEntity(name) }
+        return entities[position]
     }
+}
 
+/// Who sent a request, as the transport authenticated it (a verified token's claims).
+public struct SyncIdentity: Sendable, Hashable {
+    /// The user (a token's subject).
+    public var user: String
+    /// The data set the user belongs to, when the server serves several.
+    public var tenant: String?
+    /// The user's roles, for permissions.
+    public var roles: Set<String>
+
+    public init(user: String, tenant: String? = nil, roles: Set<String> = []) {
+        self.user = user
+        self.tenant = tenant
+        self.roles = roles
+    }
 }
 
 /// Why a change set cannot commit as sent; turned into a conflict answer or an error.

@@ -1,16 +1,14 @@
-import FieldMergeServer
 import FieldMergeProtocol
+import FieldMergeServer
 import Synchronization
 
-/// Owns a ``RevisionServer`` and lets one request at a time reach it.
+/// Hands requests to a ``RevisionServer`` and keeps what `GET /health` and the statistics
+/// read, so that they never wait behind a long sync.
 ///
-/// `RevisionServer` is not thread-safe and each request is one SQLite transaction, so the
-/// actor is the only way in: decoding and encoding happen outside it, on whatever task
-/// serves the connection, and only ``RevisionServer/handle(_:)`` runs inside. The server's
-/// revision and the request counters sit behind a lock, so that `GET /health` never waits
-/// behind a long sync.
-actor RevisionServerHost {
-    private let server: RevisionServer
+/// Decoding and encoding happen outside the server, on whatever task serves the connection;
+/// the server (an actor on an executor of its own) answers one request at a time.
+final class RevisionServerHost: Sendable {
+    let server: RevisionServer
     private let published: Mutex<Int64>
     private let counters = Mutex(SyncHTTPServer.Statistics())
 
@@ -21,35 +19,41 @@ actor RevisionServerHost {
         var revisionAfter: Int64
     }
 
-    init(server: sending RevisionServer) {
-        published = Mutex(server.maxRevision)
+    init(server: RevisionServer) {
+        published = Mutex(0)
         self.server = server
     }
 
-    /// Answers one decoded request (one SQLite transaction).
+    /// Reads the server's revision into what `GET /health` shows.
+    func refresh() async {
+        let revision = await server.maxRevision
+        published.withLock { $0 = revision }
+    }
+
+    /// Answers one decoded request (one storage transaction).
     ///
-    /// - Throws: ``SyncServerError``; the server has then changed nothing.
-    func handle(_ request: SyncRequest) throws(SyncServerError) -> Outcome {
-        let before = server.maxRevision
-        defer { published.withLock { $0 = server.maxRevision } }
-        let response = try server.handle(request)
-        return Outcome(response: response, revisionBefore: before, revisionAfter: server.maxRevision)
+    /// - Throws: ``ServerError``; the server has then changed nothing.
+    func handle(_ request: SyncRequest, identity: SyncIdentity?) async throws(ServerError) -> Outcome {
+        let (response, before, after) = try await server.handleReporting(request, identity: identity)
+        published.withLock { $0 = max($0, after) }
+        return Outcome(response: response, revisionBefore: before, revisionAfter: after)
     }
 
-    /// Runs `body` with the server, between requests.
-    func withServer<T: Sendable>(_ body: (RevisionServer) throws -> T) rethrows -> T {
-        defer { published.withLock { $0 = server.maxRevision } }
-        return try body(server)
+    /// Runs `body` with the server.
+    func withServer<T>(_ body: (RevisionServer) async throws -> T) async rethrows -> T {
+        let result = try await body(server)
+        await refresh()
+        return result
     }
 
-    /// The server's revision after the last request, readable without waiting for the actor.
-    nonisolated var maxRevision: Int64 { published.withLock { $0 } }
+    /// The server's revision after the last request, readable without waiting for the server.
+    var maxRevision: Int64 { published.withLock { $0 } }
 
     /// The counters so far.
-    nonisolated var statistics: SyncHTTPServer.Statistics { counters.withLock { $0 } }
+    var statistics: SyncHTTPServer.Statistics { counters.withLock { $0 } }
 
     /// Updates the counters.
-    nonisolated func count(_ update: (inout SyncHTTPServer.Statistics) -> Void) {
+    func count(_ update: (inout SyncHTTPServer.Statistics) -> Void) {
         counters.withLock { update(&$0) }
     }
 }

@@ -17,34 +17,36 @@ import ServiceLifecycle
 /// size limits, 400 with `{"error": …, "message": …}` for a body that cannot be read or a
 /// request the server refuses (and then nothing has changed), 404/405 elsewhere, and
 /// `GET /health`. Requests are decoded and encoded concurrently; the server itself sees
-/// one request at a time, each one SQLite transaction. A graceful shutdown stops
+/// one request at a time, each one storage transaction. A graceful shutdown stops
 /// accepting connections and lets requests in flight finish.
 ///
 /// A `Service` (swift-service-lifecycle): run it in a `ServiceGroup`, or call ``run()``.
 public struct SyncHTTPServer: Service {
     public let configuration: Configuration
-    private let host: RevisionServerHost
-    private let codec: WireCodec
+    private let endpoint: SyncEndpoint
     /// The logger of the server and of each request.
     public let logger: Logger
+    private let middleware: @Sendable (Router<BasicSyncRequestContext>) -> Void
     private let onListening: @Sendable (_ host: String, _ port: Int) async -> Void
 
     /// - Parameters:
-    ///   - server: The server to serve; it belongs to this value from now on (reach it
-    ///     with ``withServer(_:)``).
+    ///   - server: The server to serve (reach it with ``withServer(_:)``).
     ///   - configuration: Address, limits, gzip level.
     ///   - logger: Where each sync is logged (`info`) and refused requests (`notice`).
+    ///   - middleware: Adds middleware to the router before the sync routes (authentication
+    ///     that sets ``BasicSyncRequestContext/syncIdentity``, metrics, tracing).
     ///   - onListening: Called once the socket is bound, with the address and the actual
     ///     port (useful with port 0).
     public init(
-        server: sending RevisionServer, configuration: Configuration = Configuration(),
+        server: RevisionServer, configuration: Configuration = Configuration(),
         logger: Logger = Logger(label: "fieldmerge.http"),
+        middleware: @escaping @Sendable (Router<BasicSyncRequestContext>) -> Void = { _ in },
         onListening: @escaping @Sendable (_ host: String, _ port: Int) async -> Void = { _, _ in }
     ) {
         self.configuration = configuration
-        codec = WireCodec(schema: server.schema, limits: configuration.limits)
-        host = RevisionServerHost(server: server)
+        endpoint = SyncEndpoint(server: server, configuration: configuration)
         self.logger = logger
+        self.middleware = middleware
         self.onListening = onListening
     }
 
@@ -54,8 +56,12 @@ public struct SyncHTTPServer: Service {
     public func run() async throws {
         let configuration = configuration
         let onListening = onListening
+        await endpoint.host.refresh()
+        let router = Router(context: BasicSyncRequestContext.self)
+        middleware(router)
+        endpoint.addRoutes(to: router)
         let application = Application(
-            responder: SyncResponder(host: host, codec: codec, configuration: configuration),
+            router: router,
             configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port)),
             onServerRunning: { channel in
                 await onListening(configuration.host, channel.localAddress?.port ?? configuration.port)
@@ -65,14 +71,14 @@ public struct SyncHTTPServer: Service {
         try await application.run()
     }
 
-    /// Runs `body` with the server between requests (to inspect or seed it).
-    public func withServer<T: Sendable>(_ body: sending (RevisionServer) throws -> T) async rethrows -> T {
-        try await host.withServer(body)
+    /// Runs `body` with the server (to inspect or seed it).
+    public func withServer<T>(_ body: (RevisionServer) async throws -> T) async rethrows -> T {
+        try await endpoint.host.withServer(body)
     }
 
     /// The server's revision after the last request (read without waiting for a sync).
-    public var maxRevision: Int64 { host.maxRevision }
+    public var maxRevision: Int64 { endpoint.host.maxRevision }
 
     /// Requests served so far, by outcome.
-    public var statistics: Statistics { host.statistics }
+    public var statistics: Statistics { endpoint.host.statistics }
 }

@@ -24,14 +24,14 @@ extension SyncResponder {
         }
 
         /// 400 for a request the server refuses as a whole, 500 when its storage fails.
-        init(_ error: SyncServerError) {
-            status = error.code == .badRequest ? .badRequest : .internalServerError
+        init(_ error: ServerError) {
+            status = error.isRetryable ? .internalServerError : .badRequest
             body = WireErrorBody(error: error.code.rawValue, message: error.message)
         }
     }
 
     /// `POST /sync`: body → (gunzip) → decode → the server (one transaction) → encode → (gzip).
-    func sync(_ request: Request, context: Context) async throws -> Response {
+    func sync<Context: SyncRequestContext>(_ request: Request, context: Context) async throws -> Response {
         let start = ContinuousClock.now
         var logger = context.logger
         do {
@@ -42,10 +42,15 @@ extension SyncResponder {
             let wire = try await body(of: request)
             let json = try decompressed(wire, gzip: coding == "gzip")
             let syncRequest: SyncRequest
-            do { syncRequest = try codec.decodeRequest(json) } catch { throw Refusal(error) }
+            do throws(WireError) { syncRequest = try codec.decodeRequest(json) } catch { throw Refusal(error) }
             logger[metadataKey: "client"] = .string(syncRequest.clientID ?? "-")
+            if let identity = context.syncIdentity { logger[metadataKey: "user"] = .string(identity.user) }
             let outcome: RevisionServerHost.Outcome
-            do { outcome = try await host.handle(syncRequest) } catch { throw Refusal(error) }
+            do throws(ServerError) {
+                outcome = try await host.handle(syncRequest, identity: context.syncIdentity)
+            } catch {
+                throw Refusal(error)
+            }
 
             var encoded = codec.encode(outcome.response)
             let gzipResponse = ContentCoding.acceptsGzip(request.headers[.acceptEncoding])

@@ -3,39 +3,49 @@ import FieldMergeProtocol
 import Hummingbird
 import Logging
 
-/// Routes requests: `POST /sync`, `GET /health`, and 404/405 for everything else.
-struct SyncResponder: HTTPResponder {
-    typealias Context = BasicRequestContext
-
+/// The endpoint's routes: `POST /sync` and `GET`/`HEAD /health`, with 405 for the other
+/// methods on them and a JSON 404 everywhere else.
+struct SyncResponder: Sendable {
     let host: RevisionServerHost
     let codec: WireCodec
     let configuration: SyncHTTPServer.Configuration
 
-    func respond(to request: Request, context: Context) async throws -> Response {
-        switch request.uri.path {
-        case "/sync":
-            guard request.method == .post else { return methodNotAllowed(allow: "POST") }
-            return try await sync(request, context: context)
-        case "/health":
-            guard request.method == .get || request.method == .head else { return methodNotAllowed(allow: "GET, HEAD") }
-            return health(head: request.method == .head)
-        default:
-            return errorResponse(.notFound, WireErrorBody(error: "notFound", message: "no endpoint at \(request.uri.path)"))
+    private static let otherMethods: [HTTPRequest.Method] = [.get, .head, .post, .put, .delete, .patch, .options]
+
+    /// Adds the routes to `router`; middleware added to it before or after applies to them.
+    func addRoutes<Context: SyncRequestContext>(to router: Router<Context>) {
+        router.add(middleware: NotFoundAsJSON(responder: self))
+        for method in Self.otherMethods {
+            router.on("/sync", method: method) { request, context in
+                // The router forgives a trailing slash; the endpoint's paths are exact.
+                guard request.uri.path == "/sync" else { return notFound(request) }
+                guard request.method == .post else { return methodNotAllowed(allow: "POST") }
+                return try await sync(request, context: context)
+            }
+            router.on("/health", method: method) { request, _ in
+                guard request.uri.path == "/health" else { return notFound(request) }
+                guard request.method == .get || request.method == .head else { return methodNotAllowed(allow: "GET, HEAD") }
+                return health(head: request.method == .head)
+            }
         }
     }
 
     /// `{"status":"ok","maxRevision":N}`.
-    private func health(head: Bool) -> Response {
+    func health(head: Bool) -> Response {
         let json = Array("{\"status\":\"ok\",\"maxRevision\":\(host.maxRevision)}".utf8)
         var response = Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: json)))
         if head { response = response.createHeadResponse() }
         return response
     }
 
-    private func methodNotAllowed(allow: String) -> Response {
+    func methodNotAllowed(allow: String) -> Response {
         var response = errorResponse(.methodNotAllowed, WireErrorBody(error: "methodNotAllowed", message: "allowed: \(allow)"))
         response.headers[.allow] = allow
         return response
+    }
+
+    func notFound(_ request: Request) -> Response {
+        errorResponse(.notFound, WireErrorBody(error: "notFound", message: "no endpoint at \(request.uri.path)"))
     }
 
     /// A JSON error body, never gzip'd.
@@ -43,5 +53,18 @@ struct SyncResponder: HTTPResponder {
         Response(
             status: status, headers: [.contentType: "application/json"],
             body: .init(byteBuffer: ByteBuffer(bytes: codec.encode(body))))
+    }
+}
+
+/// Answers a request no route takes with the endpoint's JSON 404.
+struct NotFoundAsJSON<Context: RequestContext>: RouterMiddleware {
+    let responder: SyncResponder
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let error as HTTPError where error.status == .notFound {
+            return responder.notFound(request)
+        }
     }
 }

@@ -70,9 +70,10 @@ final class Device {
             } catch {
                 failedAttempts += 1
                 lastError = error
+                summary.merge(error.completed)
                 // A crash inside the store's transaction reaches here wrapped in a StoreError.
                 let fired = crashSwitch.takeFired()
-                if fired || error is SimulatedCrash {
+                if fired || error.cause is SimulatedCrash {
                     crashesSinceSync += 1
                     try await reopen()
                 }

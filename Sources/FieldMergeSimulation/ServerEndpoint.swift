@@ -70,7 +70,7 @@ public actor ServerEndpoint: SyncTransport {
         do {
             let json = gzip ? try Gzip.decompress(body, limit: limit) : body
             metrics.rawBytesUp += json.count
-            response = try server.handle(try codec.decodeRequest(json))
+            response = try await server.handle(try codec.decodeRequest(json))
         } catch {
             // What HTTP would answer with 400: the client sees a failed request.
             metrics.rejected += 1
@@ -84,16 +84,16 @@ public actor ServerEndpoint: SyncTransport {
     }
 
     /// Closes the server's database and opens it again from its file.
-    func restart() throws {
+    func restart() async throws {
         guard let reopen, let old = server else { return }
-        old.database.close()
+        await old.close()
         server = nil
         server = try reopen()
     }
 
     /// Runs `body` with the in-process server; nil for a remote one.
-    func withServer<T: Sendable>(_ body: (RevisionServer) throws -> T) rethrows -> T? {
+    func withServer<T: Sendable>(_ body: (RevisionServer) async throws -> T) async rethrows -> T? {
         guard let server else { return nil }
-        return try body(server)
+        return try await body(server)
     }
 }

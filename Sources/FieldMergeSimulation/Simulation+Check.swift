@@ -38,7 +38,7 @@ extension Simulation {
     func check() async throws {
         let schema = self.schema
         if let sabotage, let last = devices.last { try await last.client.withStore { try sabotage($0) } }
-        var reference = try await endpoint.withServer { try DataDigest($0.database, schema: schema) }
+        var reference = try await endpoint.withServer { try await $0.withSQLite { try DataDigest($0, schema: schema) } } ?? nil
         var referenceName = "the server"
         if reference == nil, let (name, client) = late.last {
             reference = try await client.withStore { try DataDigest($0.database, schema: schema) }

@@ -122,7 +122,7 @@ extension Simulation {
             progress?("settle", pass + 1, pass + 2)
             if sent == 0 { break }
         }
-        let serverRevision = await endpoint.withServer { $0.maxRevision }
+        let serverRevision = await endpoint.withServer { await $0.maxRevision }
         var revisions: Set<Int64> = []
         for device in devices {
             let state = try await device.state()

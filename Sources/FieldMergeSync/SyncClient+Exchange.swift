@@ -21,11 +21,10 @@ extension SyncClient {
         var task: Task<Exchange, any Error>
     }
 
-    /// Encodes `request`, gzips it if asked, sends it, and decodes the answer (gzip'd or not).
+    /// Gzips the encoded request if asked, sends it, and decodes the answer (gzip'd or not).
     nonisolated static func exchange(
-        _ request: SyncRequest, codec: WireCodec, transport: any SyncTransport, gzip: Bool
+        _ json: [UInt8], codec: WireCodec, transport: any SyncTransport, gzip: Bool
     ) async throws -> Exchange {
-        let json = codec.encode(request)
         let body = gzip ? Gzip.compress(json, level: Gzip.defaultLevel) : json
         let answer = try await transport.send(body, gzip: gzip)
         let responseJSON = try Gzip.decompressIfGzip(answer, limit: WireLimits().maxDecompressedBytes)
@@ -35,10 +34,12 @@ extension SyncClient {
 
     /// Starts fetching the catch-up page after `revision`, off this actor.
     func prefetch(after revision: Int64) -> Prefetch {
-        let request = SyncRequest(maxRevision: revision, changeSets: [], clientID: clientID, requestID: nil, limit: batchSize)
+        let request = SyncRequest(
+            maxRevision: revision, changeSets: [], clientID: clientID, requestID: nil, limit: batchSize,
+            protocolVersion: WireProtocol.version)
         let (codec, transport, gzip) = (self.codec, self.transport, self.gzip)
         return Prefetch(
             maxRevision: revision,
-            task: Task.detached { try await Self.exchange(request, codec: codec, transport: transport, gzip: gzip) })
+            task: Task.detached { try await Self.exchange(codec.encode(request), codec: codec, transport: transport, gzip: gzip) })
     }
 }

@@ -2,60 +2,30 @@ import FieldMerge
 import FieldMergeProtocol
 import FieldMergeSQLite
 
-/// What one ``SyncClient/sync(progress:)`` did.
-public struct SyncSummary: Sendable, Equatable {
-    /// Requests sent.
-    public var rounds = 0
-    /// Records sent (creates, updates, deletes).
-    public var sent = 0
-    /// Records received from the server (catch-up, confirmations, conflict truths).
-    public var received = 0
-    /// Records merged field by field with local pending changes.
-    public var merged = 0
-    /// Change sets the server answered as conflicts.
-    public var conflictingChangeSets = 0
-    /// Field and delete conflicts the merges reported.
-    public var conflicts: [FieldConflict] = []
-    /// Bytes sent and received on the wire.
-    public var bytesSent = 0
-    public var bytesReceived = 0
-
-    public init() {}
-}
-
-/// The stages of applying one response, where a fault-injection hook may abort.
-public enum ApplyStage: String, Sendable, CaseIterable {
-    /// The response is decoded; nothing is merged yet.
-    case received
-    /// Every record is merged; the store transaction has not started.
-    case merged
-    /// Everything is written inside the store transaction, which has not committed.
-    case written
-    /// The transaction has committed; the round has not returned yet.
-    case committed
-}
-
-/// Progress of a sync, for a progress bar.
-public struct SyncProgress: Sendable, Equatable {
-    public var round: Int
-    public var received: Int
-    public var sent: Int
-    public var hasMore: Bool
-}
-
 /// Keeps a ``Store`` in step with a server that speaks the revision protocol.
 ///
-/// ``sync(progress:)`` runs rounds until nothing is left to send and catch-up has no more
-/// pages: pending changes → request → transport → response → three-way merge of every
-/// record that has local changes → one store transaction. One request is in flight at a
-/// time (the actor runs one sync at a time). A failed round changes nothing; the next sync
-/// starts over from the store, which is the only state.
+/// ``sync(maxRounds:progress:)`` runs rounds until nothing is left to send and catch-up has
+/// no more pages: pending changes → request → transport → response → three-way merge of
+/// every record that has local changes → one store transaction. A failed round changes
+/// nothing; the next sync starts over from the store, which is the only state.
+///
+/// **One sync at a time.** Apps start syncs from many places (launch, a timer, a push,
+/// pull-to-refresh). A `sync()` called while another runs never starts a second round
+/// beside it: it waits for exactly one follow-up sync, which starts when the running one
+/// ends and so sends everything made before the call; every further call joins that
+/// follow-up.
+///
+/// **Its own thread.** The client runs on a ``DatabaseExecutor`` of its own, so applying a
+/// response (SQLite work) never occupies Swift concurrency's shared threads.
+/// ``write(_:)`` runs local edits there, between rounds; ``read(_:)`` runs reads on a
+/// read-only connection that never waits for a sync (file stores).
 public actor SyncClient {
-    public let store: Store
+    private let executor: DatabaseExecutor
+    let store: Store
     let transport: any SyncTransport
     let codec: WireCodec
     public let clientID: String
-    private var refused: Set<String> = []
+    private let reader: StoreReader?
     /// Gzip request bodies (and accept gzip'd responses).
     public var gzip: Bool
     /// At most this many records per request; catch-up pages use it as `limit` too.
@@ -64,10 +34,26 @@ public actor SyncClient {
     /// that overlaps the server's and the codec's work with the store's). On by default.
     public var prefetchesPages = true
     /// Called at each stage of applying a response; throwing aborts the round there (a
-    /// simulated crash). For fault-injection tests and `fieldmerge simulate`; nil in apps.
-    private var applyHook: (@Sendable (ApplyStage) throws -> Void)?
+    /// simulated crash). For fault injection in tests and `fieldmerge simulate`.
+    var applyHook: (@Sendable (ApplyStage) throws -> Void)?
+    /// The sync running now and the one queued after it.
+    private var running: Job?
+    private var queued: Job?
+    private var jobs = 0
 
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+
+    /// A client for `store` over `transport`.
+    ///
+    /// A file store also gets a read-only connection for ``read(_:)``; when it cannot be
+    /// opened, reads run on the store's own connection, between rounds.
     public init(store: sending Store, transport: any SyncTransport, gzip: Bool = true, batchSize: Int = 10_000) {
+        executor = DatabaseExecutor(label: "FieldMerge.SyncClient")
+        if case .file(let path) = store.database.location {
+            reader = try? StoreReader(path: path, schema: store.schema)
+        } else {
+            reader = nil
+        }
         self.store = store
         self.transport = transport
         self.gzip = gzip
@@ -78,113 +64,95 @@ public actor SyncClient {
 
     /// Installs (or removes, with nil) a hook called at each ``ApplyStage`` of every response;
     /// an error it throws aborts the round at that stage, as a crash there would.
-    public func setApplyHook(_ hook: (@Sendable (ApplyStage) throws -> Void)?) { applyHook = hook }
+    package func setApplyHook(_ hook: (@Sendable (ApplyStage) throws -> Void)?) { applyHook = hook }
 
-    /// Runs `body` with the store (local edits, queries), isolated from syncs in flight.
+    /// Runs `body` with the store (local edits, reads that must see them at once) on the
+    /// client's executor, between sync rounds: never inside one.
+    public func write<T: Sendable>(_ body: (Store) throws -> T) rethrows -> T { try body(store) }
+
+    /// The same as ``write(_:)``.
     public func withStore<T: Sendable>(_ body: (Store) throws -> T) rethrows -> T { try body(store) }
 
-    /// Syncs until the outbox is empty and catch-up is complete.
+    /// Runs `body` with a read-only view of the store, in one read transaction (every query
+    /// in it sees the same committed state), without waiting for a sync in flight.
     ///
-    /// - Parameter maxRounds: A bound against a server that never settles (each round that
-    ///   makes progress counts).
-    public func sync(maxRounds: Int = 1_000, progress: (@Sendable (SyncProgress) -> Void)? = nil) async throws -> SyncSummary {
-        var summary = SyncSummary()
-        refused = []
-        var previous: RoundOutcome?
-        var ahead: Prefetch?
-        defer { ahead?.task.cancel() }
-        while summary.rounds < maxRounds {
-            try Task.checkCancellation()
-            let pending = try store.pendingChanges(limit: batchSize)
-            let outcome = try await round(pending, summary: &summary, ahead: &ahead)
-            defer { previous = outcome }
-            progress?(SyncProgress(round: summary.rounds, received: summary.received, sent: summary.sent, hasMore: outcome.hasMore))
-            // The same request refused twice in a row makes no progress (a create the server
-            // will not take): stop, and leave it pending for the app to see.
-            if outcome.conflicts > 0, let previous, previous.conflicts > 0, previous.requestID == outcome.requestID { break }
-            if pending.isEmpty && !outcome.hasMore { break }
-            let settled = try store.pendingChanges(limit: 1).isEmpty
-            if !outcome.hasMore && settled { break }
-        }
-        return summary
+    /// File stores read on a connection of their own, concurrently with syncs and writes;
+    /// an in-memory store has only its one connection and reads between rounds.
+    public func read<T: Sendable>(_ body: @Sendable (Store) throws -> T) async throws -> T {
+        if let reader { return try await reader.read(body) }
+        return try store.database.transaction(.deferred) { try body(store) }
     }
 
-    private struct RoundOutcome { var hasMore: Bool; var conflicts: Int; var requestID: String? }
+    // MARK: One sync at a time
 
-    private func round(_ pending: [PendingChange], summary: inout SyncSummary, ahead: inout Prefetch?) async throws -> RoundOutcome {
-        // The request id is a digest of what is sent: a retry after a lost answer, made from
-        // the unchanged store, is the same request under the same id, and the server replays
-        // its answer instead of creating anything twice.
-        var request = SyncRequest(
-            maxRevision: store.maxRevision, changeSets: pending.isEmpty ? [] : [Self.changeSet(pending, schema: store.schema)],
-            clientID: clientID, requestID: nil, limit: batchSize)
-        if !pending.isEmpty {
-            request.requestID = "\(store.maxRevision)-" + String(Self.fnv1a(codec.encode(request)), radix: 16)
-        }
-        let exchange: Exchange
-        if pending.isEmpty, let page = ahead, page.maxRevision == store.maxRevision {
-            ahead = nil
-            exchange = try await page.task.value
+    private struct Job {
+        var id: Int
+        var task: Task<Result<SyncSummary, SyncError>, Never>
+        /// Callers waiting that have not been cancelled.
+        var waiting = 0
+        var observers: [@Sendable (SyncProgress) -> Void] = []
+    }
+
+    /// Syncs until the outbox is empty and catch-up is complete, or joins the sync that will
+    /// (see "One sync at a time" above).
+    ///
+    /// Cancelling a caller cancels the sync it waits for only when no other caller waits for
+    /// it; the rounds completed until then stay applied.
+    ///
+    /// - Parameters:
+    ///   - maxRounds: A bound against a server that never settles (each round that makes
+    ///     progress counts). A call that joins a sync keeps that sync's bound.
+    ///   - progress: Called after each round of the sync this call runs or joins.
+    /// - Returns: What the sync did (a joined sync's summary is the same for every caller).
+    /// - Throws: ``SyncError``, which says whether trying again later may succeed.
+    public func sync(maxRounds: Int = 1_000, progress: (@Sendable (SyncProgress) -> Void)? = nil) async throws(SyncError) -> SyncSummary {
+        let id: Int
+        if let queued {
+            id = queued.id
         } else {
-            ahead?.task.cancel()
-            ahead = nil
-            exchange = try await Self.exchange(request, codec: codec, transport: transport, gzip: gzip)
+            id = schedule(after: running?.task, maxRounds: maxRounds)
         }
-        let response = exchange.response
-        summary.rounds += 1
-        summary.sent += pending.count
-        summary.bytesSent += exchange.bytesSent
-        summary.bytesReceived += exchange.bytesReceived
-        let sentChangeSets = pending.isEmpty ? 0 : 1
-        guard response.changeSets.count >= sentChangeSets else {
-            throw TransportError("the response answers \(response.changeSets.count) change sets; \(sentChangeSets) were sent")
+        update(id) {
+            $0.waiting += 1
+            if let progress { $0.observers.append(progress) }
         }
-        if pending.isEmpty && response.hasMore && prefetchesPages { ahead = prefetch(after: response.maxRevision) }
-        var applier = ResponseApplier(store: store, pending: pending)
-        applier.refusedBefore = refused
-        applier.hook = applyHook
-        let applied = try applier.apply(response, answersFrom: response.changeSets.count - sentChangeSets)
-        try applyHook?(.committed)
-        refused.formUnion(applied.refused)
-        summary.received += applied.received
-        summary.merged += applied.merged
-        summary.conflicts += applied.conflicts
-        summary.conflictingChangeSets += applied.conflictingChangeSets
-        return RoundOutcome(hasMore: response.hasMore, conflicts: applied.conflictingChangeSets, requestID: request.requestID)
+        let task = running?.id == id ? running!.task : queued!.task
+        let result = await withTaskCancellationHandler {
+            await task.value
+        } onCancel: {
+            Task { await self.abandon(id) }
+        }
+        return try result.get()
     }
 
-    /// FNV-1a, 64 bits.
-    static func fnv1a(_ bytes: [UInt8]) -> UInt64 {
-        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
-        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
-        return hash
+    /// Creates the job that runs after `previous` (at once without one).
+    private func schedule(after previous: Task<Result<SyncSummary, SyncError>, Never>?, maxRounds: Int) -> Int {
+        jobs += 1
+        let id = jobs
+        let task = Task { () -> Result<SyncSummary, SyncError> in
+            if let previous { _ = await previous.value }
+            if queued?.id == id { (running, queued) = (queued, nil) }
+            defer { if running?.id == id { running = nil } }
+            return await run(job: id, maxRounds: maxRounds)
+        }
+        if previous == nil { running = Job(id: id, task: task) } else { queued = Job(id: id, task: task) }
+        return id
     }
 
-    /// One change set with every pending change, grouped by entity in schema order.
-    static func changeSet(_ pending: [PendingChange], schema: Schema) -> ChangeSet {
-        var byEntity: [String: EntityChanges] = [:]
-        for change in pending {
-            // Edited in place: a copy out of the dictionary and back would copy every record.
-            func edit(_ body: (inout EntityChanges) -> Void) { body(&byEntity[change.entity, default: EntityChanges(entity: change.entity)]) }
-            edit { entry in
-            switch change.kind {
-            case .create:
-                entry.create.append(change.id)
-                entry.records.append(WireRecord(change.record))
-            case .update:
-                entry.update.append(change.id)
-                entry.records.append(WireRecord(
-                    id: change.id, present: change.fields, values: change.record.values, stamps: change.record.stamps,
-                    revision: change.revision))
-            case .delete:
-                entry.delete.append(change.id)
-                entry.records.append(WireRecord(
-                    id: change.id, present: FieldMask(), values: change.record.values,
-                    stamps: change.record.tombstone.map { ContiguousArray(repeating: $0, count: change.record.values.count) },
-                    revision: change.revision))
-            }
-            }
+    private func update(_ id: Int, _ change: (inout Job) -> Void) {
+        if running?.id == id { change(&running!) } else if queued?.id == id { change(&queued!) }
+    }
+
+    /// A waiting caller was cancelled: the last one to go cancels the job.
+    private func abandon(_ id: Int) {
+        update(id) { job in
+            job.waiting -= 1
+            if job.waiting == 0 { job.task.cancel() }
         }
-        return ChangeSet(entities: schema.entities.compactMap { byEntity[$0.name] })
+    }
+
+    func report(_ progress: SyncProgress, job id: Int) {
+        let observers = running?.id == id ? running!.observers : []
+        for observer in observers { observer(progress) }
     }
 }

@@ -63,13 +63,13 @@ struct ServeCommand: AsyncParsableCommand {
         let listening = Mutex(false)
         let (db, mode) = (db, mode)
         let http = SyncHTTPServer(
-            server: server, configuration: .init(host: host, port: port)
-        ) { host, port in
+            server: server, configuration: .init(host: host, port: port),
+            onListening: { host, port in
             listening.withLock { $0 = true }
             // Written unbuffered: a script waiting for this line sees it at once.
             let line = "fieldmerge serve: listening on http://\(host):\(port)/sync (database \(db), \(mode.rawValue) mode)\n"
             FileHandle.standardOutput.write(Data(line.utf8))
-        }
+        })
         let group = ServiceGroup(services: [http], gracefulShutdownSignals: [.sigterm, .sigint], logger: http.logger)
         do {
             try await group.run()

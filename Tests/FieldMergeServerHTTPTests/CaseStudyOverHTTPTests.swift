@@ -38,7 +38,7 @@ import Testing
             return list.first?["expected"]
         })
         let server = try RevisionServer(.memory, schema: schema)
-        try Self.seed(server, schema: schema)
+        try await Self.seed(server, schema: schema)
 
         try await withHTTPServer(server) { running in
             var request = URLRequest(url: running.syncURL)
@@ -59,16 +59,16 @@ import Testing
             let instances = answer["changeSets"].flatMap { if case .array(let sets) = $0 { sets.first } else { nil } }?["screen_instances"]
             #expect(instances?["attributes"]?["321"]?["__oldId__"] == .integer(-10))
             #expect(instances?["attributes"]?["321"]?["revision"] == .integer(1001))
-            #expect(await running.http.withServer { $0.maxRevision } == 1001)
+            #expect(await running.http.withServer { await $0.maxRevision } == 1001)
         }
     }
 
     /// Revisions 1...1000, one `screens` record each; permanent ids continue at 321 and 412.
-    static func seed(_ server: RevisionServer, schema: Schema) throws {
+    static func seed(_ server: RevisionServer, schema: Schema) async throws {
         let screens = try #require(schema.entity("screens"))
         for n in 1...1000 {
             let record = WireRecord(id: -1, present: FieldMask([0]), values: [.text("screens \(n)")])
-            _ = try server.handle(SyncRequest(
+            _ = try await server.handle(SyncRequest(
                 maxRevision: Int64(n - 1),
                 changeSets: [ChangeSet(entities: [EntityChanges(entity: screens.name, create: [-1], records: [record])])],
                 limit: 1))

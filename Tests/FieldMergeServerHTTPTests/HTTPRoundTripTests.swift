@@ -69,7 +69,7 @@ import Testing
             #expect(statistics.syncs >= 6 && statistics.rejected == 0)
             #expect(statistics.gzipRequests == statistics.syncs)  // every request went up gzip'd
             #expect(statistics.gzipResponses == statistics.syncs)  // and came back gzip'd
-            #expect(running.http.maxRevision == (await running.http.withServer { $0.maxRevision }))
+            #expect(running.http.maxRevision == (await running.http.withServer { await $0.maxRevision }))
         }
     }
 

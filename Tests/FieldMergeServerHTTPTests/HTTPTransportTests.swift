@@ -78,7 +78,8 @@ import Testing
         let port = try Self.closedPort()
         let offline = SyncClient(store: store, transport: HTTPTransport(url: URL(string: "http://127.0.0.1:\(port)/sync")!))
         _ = try await offline.withStore { try $0.insert("lists", values: ["Home"]) }
-        await #expect(throws: TransportError.self) { _ = try await offline.sync() }
+        let failure = await #expect(throws: SyncError.self) { _ = try await offline.sync() }
+        #expect(failure?.code == .unreachable && failure?.isRetryable == true && failure?.cause is TransportError)
         #expect(try await offline.withStore { try $0.pendingChanges().count } == 1)
         #expect(await offline.withStore { $0.maxRevision } == 0)
     }

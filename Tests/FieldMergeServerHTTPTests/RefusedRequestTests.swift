@@ -99,11 +99,11 @@ import Testing
     }
 
     /// A server at revision 1 holding one list, so "unchanged" compares real rows.
-    static func seededServer() throws -> RevisionServer {
+    static func seededServer() async throws -> RevisionServer {
         let schema = try httpTestSchema()
         let server = try RevisionServer(.memory, schema: schema)
         let record = WireRecord(id: -1, present: FieldMask([0]), values: [.text("Seed")])
-        _ = try server.handle(SyncRequest(maxRevision: 0, changeSets: [ChangeSet(entities: [
+        _ = try await server.handle(SyncRequest(maxRevision: 0, changeSets: [ChangeSet(entities: [
             EntityChanges(entity: "lists", create: [-1], records: [record]),
         ])]))
         return server

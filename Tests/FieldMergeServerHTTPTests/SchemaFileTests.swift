@@ -9,7 +9,7 @@ import Testing
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("Specs/schemas")
 
-    @Test func remindersExample_loads() throws {
+    @Test func remindersExample_loads() async throws {
         let data = try Data(contentsOf: Self.folder.appendingPathComponent("reminders.json"))
         let schema = try SchemaDocument.decode(JSONValue.parse(data))
         #expect(schema.entities.map(\.name) == ["lists", "reminders"])
@@ -21,7 +21,7 @@ import Testing
         #expect(reminders.fields[minutes].strategy?.name == "counter")
     }
 
-    @Test func everySchemaFile_loads() throws {
+    @Test func everySchemaFile_loads() async throws {
         let files = try FileManager.default.contentsOfDirectory(atPath: Self.folder.path).filter { $0.hasSuffix(".json") }
         #expect(!files.isEmpty)
         for file in files {

@@ -32,7 +32,7 @@ struct RunningServer: Sendable {
     /// when a request is refused.
     func state() async throws -> [String] {
         try await http.withServer { server in
-            var lines = ["maxRevision=\(server.maxRevision)"]
+            var lines = ["maxRevision=\(await server.maxRevision)"]
             for entity in server.schema.entities {
                 for row in try server.database.rows("SELECT * FROM \(Database.quote(entity.name)) ORDER BY id") {
                     lines.append(entity.name + ":" + row.map { "\($0)" }.joined(separator: "|"))
@@ -58,10 +58,8 @@ func withHTTPServer<T>(
     let logs = InMemoryLogHandler()
     let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
     let http = SyncHTTPServer(
-        server: server, configuration: configuration, logger: Logger(label: "test", factory: { _ in logs })
-    ) { _, port in
-        continuation.yield(port)
-    }
+        server: server, configuration: configuration, logger: Logger(label: "test", factory: { _ in logs }),
+        onListening: { _, port in continuation.yield(port) })
     return try await withThrowingTaskGroup(of: Void.self) { group in
         group.addTask {
             defer { continuation.finish() }

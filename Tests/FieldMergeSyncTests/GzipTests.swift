@@ -27,14 +27,14 @@ import Testing
         }
     }
 
-    @Test func defaultLevel_compressesJSONSeveralFold() throws {
+    @Test func defaultLevel_compressesJSONSeveralFold() async throws {
         let json = Array(String(repeating: #"{"title":"Buy milk","isCompleted":false,"priority":2},"#, count: 2_000).utf8)
         let compressed = Gzip.compress(json)
         #expect(compressed.count * 20 < json.count)
         #expect(try Gzip.decompress(compressed, limit: json.count) == json)
     }
 
-    @Test func outputIsReadBySystemGzip_andSystemGzipIsReadBack() throws {
+    @Test func outputIsReadBySystemGzip_andSystemGzipIsReadBack() async throws {
         let gzip = URL(fileURLWithPath: "/usr/bin/gzip")
         guard FileManager.default.isExecutableFile(atPath: gzip.path) else { return }
         let input = sample(50_000)
@@ -59,7 +59,7 @@ import Testing
         #expect(try Gzip.decompress(Array(Data(contentsOf: file)), limit: input.count) == input)
     }
 
-    @Test func hundredMegabyteBomb_stopsAtTheLimitQuickly() throws {
+    @Test func hundredMegabyteBomb_stopsAtTheLimitQuickly() async throws {
         let bomb = Gzip.compress([UInt8](repeating: 0, count: 100 << 20), level: 9)
         #expect(bomb.count < 200_000)
         let clock = ContinuousClock()
@@ -77,7 +77,7 @@ import Testing
         #expect(throws: WireError.self) { _ = try Gzip.decompress(exact, limit: 4_095) }
     }
 
-    @Test func lyingSizeTrailer_doesNotOverAllocateOrMisread() throws {
+    @Test func lyingSizeTrailer_doesNotOverAllocateOrMisread() async throws {
         var stream = Gzip.compress(sample(10_000))
         // ISIZE claims 4 GB: the hint is refused, decompression still fails only on the CRC check
         // of a changed trailer, which is what gzip does.
@@ -86,7 +86,7 @@ import Testing
         #expect(error.code == .gzipCorrupt)
     }
 
-    @Test func everyTruncation_isGzipTruncated() throws {
+    @Test func everyTruncation_isGzipTruncated() async throws {
         let input = sample(20_000)
         let compressed = Gzip.compress(input)
         for length in 0..<compressed.count {
@@ -99,7 +99,7 @@ import Testing
         }
     }
 
-    @Test func corruptStreams_areGzipCorrupt() throws {
+    @Test func corruptStreams_areGzipCorrupt() async throws {
         let input = sample(20_000)
         let compressed = Gzip.compress(input)
         func code(_ bytes: [UInt8]) -> WireError.Code? {
@@ -139,7 +139,7 @@ import Testing
         #expect(errors >= 190)
     }
 
-    @Test func concatenatedMembers_decompressToTheConcatenation() throws {
+    @Test func concatenatedMembers_decompressToTheConcatenation() async throws {
         let first = sample(5_000, seed: 1), second = sample(7_000, seed: 2)
         let stream = Gzip.compress(first) + Gzip.compress(second, level: 1)
         #expect(try Gzip.decompress(stream, limit: 12_000) == first + second)

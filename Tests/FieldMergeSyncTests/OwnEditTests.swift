@@ -19,7 +19,8 @@ import Testing
         _ = try await client.sync()
         await lossy.setLose(1)
         _ = try await client.withStore { try $0.update("tasks", id: 1, ["count": 2]) }
-        await #expect(throws: TransportError.self) { try await client.sync() }
+        let failure = await #expect(throws: SyncError.self) { _ = try await client.sync() }
+        #expect(failure?.code == .unreachable && failure?.isRetryable == true && failure?.cause is TransportError)
         _ = try await client.withStore { try $0.update("tasks", id: 1, ["count": 5]) }
         _ = try await client.sync()
         let count = try await server.withServer { try $0.database.scalar("SELECT count FROM tasks WHERE id = 1") }
@@ -27,7 +28,7 @@ import Testing
         #expect(try await client.withStore { try $0.database.scalar("SELECT count FROM tasks WHERE id = 1") } == .integer(5))
     }
 
-    @Test func anotherReplicasEditStillCounts() throws {
+    @Test func anotherReplicasEditStillCounts() async throws {
         let entity = Entity("tasks", fields: [Field("count", .integer, strategy: .counter)])
         let me = ReplicaID(1), other = ReplicaID(2)
         let ancestor = Record(entity, id: 1, values: [0], stamp: Stamp(milliseconds: 100, replica: me))

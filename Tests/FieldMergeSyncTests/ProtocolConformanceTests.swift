@@ -23,7 +23,7 @@ import Testing
     }
 
     @Test(arguments: vectors)
-    func vector(_ file: String) throws {
+    func vector(_ file: String) async throws {
         let json = try JSONValue.parse(Data(contentsOf: Self.folder.appendingPathComponent(file)))
         guard let schemaJSON = json["schema"], let steps = json["steps"], case .array(let stepList) = steps else {
             Issue.record("\(file): needs schema and steps")
@@ -31,7 +31,7 @@ import Testing
         }
         let schema = try SchemaDocument.decode(schemaJSON)
         let server = try RevisionServer(.memory, schema: schema, wall: ManualWallClock(milliseconds: 1_700_000_000_000))
-        try seed(server, json["setup"], schema: schema)
+        try await seed(server, json["setup"], schema: schema)
         let codec = WireCodec(schema: schema)
         for (index, step) in stepList.enumerated() {
             guard let request = step["request"], let expected = step["expected"] else {
@@ -39,7 +39,7 @@ import Testing
                 continue
             }
             let decoded = try codec.decodeRequest(Array(request.rendered().utf8))
-            let response = try server.handle(decoded)
+            let response = try await server.handle(decoded)
             let actual = try JSONValue.parse(Data(codec.encode(response)))
             let mismatches = actual.mismatches(against: expected)
             #expect(mismatches.isEmpty, "\(file) step \(index): \(mismatches.joined(separator: "; "))")
@@ -48,7 +48,7 @@ import Testing
 
     /// `setup.seed`: one record of `entity` per revision, its `field` set to "<entity> <n>";
     /// `setup.nextIDs`: the next permanent id per entity.
-    private func seed(_ server: RevisionServer, _ setup: JSONValue?, schema: Schema) throws {
+    private func seed(_ server: RevisionServer, _ setup: JSONValue?, schema: Schema) async throws {
         guard let setup else { return }
         if let seed = setup["seed"], case .string(let name)? = seed["entity"], case .string(let fieldName)? = seed["field"],
             case .integer(let count)? = seed["records"], let entity = schema.entity(name), let field = entity.fieldIndex(fieldName)
@@ -60,7 +60,7 @@ import Testing
                 let request = SyncRequest(maxRevision: Int64(n - 1), changeSets: [ChangeSet(entities: [
                     EntityChanges(entity: name, create: [-1], records: [record]),
                 ])], limit: 1)
-                _ = try server.handle(request)
+                _ = try await server.handle(request)
             }
         }
         if case .object(let next)? = setup["nextIDs"] {

@@ -13,7 +13,7 @@ import Glibc
             .map { $0.map { "\($0)" }.joined(separator: " ") }.joined(separator: "\n")
     }
 
-    @Test func storeAndServerIndexEveryReferenceColumn() throws {
+    @Test func storeAndServerIndexEveryReferenceColumn() async throws {
         let schema = try syncSchema()
         let store = try Store(.memory, schema: schema, replica: ReplicaID(1))
         let server = try RevisionServer(.memory, schema: schema)
@@ -27,7 +27,7 @@ import Glibc
 
 /// A server file remembers its schema.
 @Suite struct ServerSchemaTests {
-    @Test func reopeningWithAnotherSchemaIsAClearErrorAndTheSameSchemaWorks() throws {
+    @Test func reopeningWithAnotherSchemaIsAClearErrorAndTheSameSchemaWorks() async throws {
         let path = "/tmp/fm-server-schema-\(UInt64.random(in: 0...UInt64.max)).sqlite"
         defer { for suffix in ["", "-wal", "-shm"] { unlink(path + suffix) } }
         let schema = try syncSchema()

@@ -27,42 +27,42 @@ import Testing
     }
 
     /// List 1 with task 1 in it, at revision 1.
-    func serverWithATask() throws -> RevisionServer {
+    func serverWithATask() async throws -> RevisionServer {
         let server = try RevisionServer(.memory, schema: schema)
-        _ = try server.handle(request(0, [
+        _ = try await server.handle(request(0, [
             EntityChanges(entity: "lists", create: [-1], records: [WireRecord(Record(lists, id: -1, values: ["Home"], stamp: stamp))]),
             EntityChanges(entity: "tasks", create: [-2], records: [WireRecord(Record(tasks, id: -2, values: ["Milk", false, 0, -1], stamp: stamp))]),
         ]))
         return server
     }
 
-    @Test func deleteOfAParentSentWithItsCascadedChildren_commits() throws {
-        let server = try serverWithATask()
-        let response = try server.handle(request(1, [
+    @Test func deleteOfAParentSentWithItsCascadedChildren_commits() async throws {
+        let server = try await serverWithATask()
+        let response = try await server.handle(request(1, [
             EntityChanges(entity: "lists", delete: [1], records: [gone(1, width: 1, revision: 1)]),
             EntityChanges(entity: "tasks", delete: [1], records: [gone(1, width: 4, revision: 1)]),
         ]))
         #expect(response.changeSets.last?.conflict != true)
-        #expect(server.maxRevision == 2)
+        #expect(await server.maxRevision == 2)
         #expect(try server.database.scalar("SELECT count(*) FROM tasks") == .integer(0))
         #expect(response.changeSets.last?.entities.first { $0.entity == "tasks" }?.delete == [1])
     }
 
-    @Test func updateOfAChildTheParentsSetNullAlreadyCleared_commits() throws {
+    @Test func updateOfAChildTheParentsSetNullAlreadyCleared_commits() async throws {
         let setNull = try Schema([lists, Entity("tasks", fields: [
             Field("title", .text), Field("done", .bool), Field("count", .integer, strategy: .counter),
             Field("listID", .reference(to: "lists", onDelete: .setNull)),
         ])])
         let server = try RevisionServer(.memory, schema: setNull)
         let tasks = setNull.entity("tasks")!
-        _ = try server.handle(request(0, [
+        _ = try await server.handle(request(0, [
             EntityChanges(entity: "lists", create: [-1], records: [WireRecord(Record(lists, id: -1, values: ["Home"], stamp: stamp))]),
             EntityChanges(entity: "tasks", create: [-2], records: [WireRecord(Record(tasks, id: -2, values: ["Milk", false, 0, -1], stamp: stamp))]),
         ]))
         var cleared = WireRecord(Record(tasks, id: 1, values: ["Milk", false, 0, nil], stamp: stamp))
         cleared.revision = 1
         cleared.present = FieldMask([3])
-        let response = try server.handle(request(1, [
+        let response = try await server.handle(request(1, [
             EntityChanges(entity: "lists", delete: [1], records: [gone(1, width: 1, revision: 1)]),
             EntityChanges(entity: "tasks", update: [1], records: [cleared]),
         ]))
@@ -76,22 +76,22 @@ import Testing
         #expect(try codec.decodeResponse(codec.encode(response)) == response)
     }
 
-    @Test func createUnderADeletedParent_isAConflictWithTheParentsTruth() throws {
-        let server = try serverWithATask()
-        _ = try server.handle(request(1, [EntityChanges(entity: "lists", delete: [1], records: [gone(1, width: 1, revision: 1)])]))
-        let response = try server.handle(request(2, [
+    @Test func createUnderADeletedParent_isAConflictWithTheParentsTruth() async throws {
+        let server = try await serverWithATask()
+        _ = try await server.handle(request(1, [EntityChanges(entity: "lists", delete: [1], records: [gone(1, width: 1, revision: 1)])]))
+        let response = try await server.handle(request(2, [
             EntityChanges(entity: "tasks", create: [-1], records: [WireRecord(Record(tasks, id: -1, values: ["Paint", false, 0, 1], stamp: stamp))]),
         ]))
         let answer = try #require(response.changeSets.last)
         #expect(answer.conflict == true)
         #expect(answer.entities.first { $0.entity == "lists" }?.delete == [1])
-        #expect(server.maxRevision == 2)
+        #expect(await server.maxRevision == 2)
         #expect(try server.database.scalar("SELECT count(*) FROM tasks") == .integer(0))
     }
 
-    @Test func aDanglingReferenceInOneChangeSetLeavesTheOthersCommitted() throws {
-        let server = try serverWithATask()
-        let response = try server.handle(SyncRequest(maxRevision: 1, changeSets: [
+    @Test func aDanglingReferenceInOneChangeSetLeavesTheOthersCommitted() async throws {
+        let server = try await serverWithATask()
+        let response = try await server.handle(SyncRequest(maxRevision: 1, changeSets: [
             ChangeSet(entities: [EntityChanges(entity: "tasks", create: [-1], records: [
                 WireRecord(Record(tasks, id: -1, values: ["Ghost", false, 0, 99], stamp: stamp)),
             ])]),

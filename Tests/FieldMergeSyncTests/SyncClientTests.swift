@@ -293,7 +293,8 @@ actor LosingTransport: SyncTransport {
             let list = try store.insert("lists", values: ["Home"])
             try store.insert("tasks", values: ["Milk", false, 0, .integer(list)])
         }
-        await #expect(throws: TransportError.self) { try await client.sync() }
+        let failure = await #expect(throws: SyncError.self) { _ = try await client.sync() }
+        #expect(failure?.code == .unreachable && failure?.isRetryable == true && failure?.cause is TransportError)
         // Nothing changed locally: the creates are still pending under their temporary ids.
         #expect(try await client.withStore { try $0.pendingChanges().map(\.id) } == [-1, -2])
         _ = try await client.sync()
@@ -301,7 +302,7 @@ actor LosingTransport: SyncTransport {
             [try server.database.scalar("SELECT count(*) FROM lists"), try server.database.scalar("SELECT count(*) FROM tasks")]
         }
         #expect(counts == [.integer(1), .integer(1)])
-        #expect(await server.withServer { $0.maxRevision } == 1)
+        #expect(await server.withServer { await $0.maxRevision } == 1)
         #expect(try await client.withStore { try $0.pendingChanges().isEmpty })
         #expect(try await client.withStore { try $0.database.rows("SELECT id, listID FROM tasks") } == [[.integer(1), .integer(1)]])
     }
@@ -311,7 +312,7 @@ actor LosingTransport: SyncTransport {
     @Test func aCreateTheServerRefuses_stopsTheSyncInsteadOfLooping() async throws {
         let schema = try syncSchema()
         var options = RevisionServer.Options()
-        options.authorize = { entity, _, kind in !(entity == "lists" && kind == .create) }
+        options.authorize = { change in !(change.entity == "lists" && change.kind == .create) }
         let transport = InProcessTransport(server: try RevisionServer(.memory, schema: schema, options: options))
         let client = SyncClient(store: try Store(.memory, schema: schema, replica: ReplicaID(1)), transport: transport)
         try await client.withStore { store in _ = try store.insert("lists", values: ["Forbidden"]) }
@@ -319,6 +320,6 @@ actor LosingTransport: SyncTransport {
         #expect(summary.rounds == 2)
         #expect(summary.conflictingChangeSets == 2)
         #expect(try await client.withStore { try $0.pendingChanges().map(\.kind) } == [.create])
-        #expect(await transport.withServer { $0.maxRevision } == 0)
+        #expect(await transport.withServer { await $0.maxRevision } == 0)
     }
 }

@@ -27,38 +27,38 @@ import Testing
         SyncRequest(maxRevision: maxRevision, changeSets: [ChangeSet(entities: [changes])], clientID: nil, requestID: nil, limit: nil)
     }
 
-    @Test func theClientsDeleteStampIsKeptAndSentWithEveryAnswer() throws {
+    @Test func theClientsDeleteStampIsKeptAndSentWithEveryAnswer() async throws {
         let server = try RevisionServer(.memory, schema: schema, wall: ManualWallClock(milliseconds: Self.now))
-        _ = try server.handle(request(changes("screens", create: [wire(screens, -1, ["name": "a"])], schema: schema), maxRevision: 0))
+        _ = try await server.handle(request(changes("screens", create: [wire(screens, -1, ["name": "a"])], schema: schema), maxRevision: 0))
         let stamp = Stamp(milliseconds: Self.now - 5_000, replica: ReplicaID(7))
-        let answer = try server.handle(request(deletion(1, revision: 1, stamp: stamp), maxRevision: 1))
+        let answer = try await server.handle(request(deletion(1, revision: 1, stamp: stamp), maxRevision: 1))
         #expect(answer.changeSets.last?.entities.first?.records.first?.stamps == [stamp])
         // Catch-up of a replica that never saw the record.
-        let catchUp = try server.handle(SyncRequest(maxRevision: 0, changeSets: []))
+        let catchUp = try await server.handle(SyncRequest(maxRevision: 0, changeSets: []))
         let record = try #require(catchUp.changeSets.first?.entities.first?.records.first)
         #expect(catchUp.changeSets.first?.entities.first?.delete == [1])
         #expect(record.stamps == [stamp])
         // The truth of a conflict (an update of the deleted record).
-        let stale = try server.handle(request(changes("screens", update: [wire(screens, 1, ["name": "b"], revision: 1)], schema: schema), maxRevision: 2))
+        let stale = try await server.handle(request(changes("screens", update: [wire(screens, 1, ["name": "b"], revision: 1)], schema: schema), maxRevision: 2))
         #expect(stale.changeSets.last?.conflict == true)
         #expect(stale.changeSets.last?.entities.first?.records.first?.stamps == [stamp])
     }
 
-    @Test func aDeleteWithoutStampGetsTheServersAndAStampFromTheFutureIsClamped() throws {
+    @Test func aDeleteWithoutStampGetsTheServersAndAStampFromTheFutureIsClamped() async throws {
         let server = try RevisionServer(.memory, schema: schema, wall: ManualWallClock(milliseconds: Self.now))
-        _ = try server.handle(request(changes("screens", create: [
+        _ = try await server.handle(request(changes("screens", create: [
             wire(screens, -1, ["name": "a"]), wire(screens, -2, ["name": "b"]),
         ], schema: schema), maxRevision: 0))
-        let plain = try server.handle(request(deletion(1, revision: 1, stamp: nil), maxRevision: 1))
+        let plain = try await server.handle(request(deletion(1, revision: 1, stamp: nil), maxRevision: 1))
         let given = try #require(plain.changeSets.last?.entities.first?.records.first?.stamps?.first)
         #expect(given.replica == ReplicaID(0x5E_5E) && given.milliseconds >= Self.now)
         let future = Stamp(milliseconds: Self.now + 86_400_000, replica: ReplicaID(7))
-        let clamped = try server.handle(request(deletion(2, revision: 1, stamp: future), maxRevision: 2))
+        let clamped = try await server.handle(request(deletion(2, revision: 1, stamp: future), maxRevision: 2))
         let kept = try #require(clamped.changeSets.last?.entities.first?.records.first?.stamps?.first)
         #expect(kept < future && kept.milliseconds <= Self.now + RevisionServer.Options().maxDrift)
     }
 
-    @Test func aClientTakesTheSentStampAsTheTombstone_orItsOwnWithoutOne() throws {
+    @Test func aClientTakesTheSentStampAsTheTombstone_orItsOwnWithoutOne() async throws {
         let own = Stamp(milliseconds: Self.now, replica: ReplicaID(1))
         let sent = Stamp(milliseconds: Self.now - 9_000, replica: ReplicaID(7))
         let withStamp = WireRecord(id: 3, present: FieldMask(), values: [.null], stamps: [sent], revision: 4, oldID: nil)

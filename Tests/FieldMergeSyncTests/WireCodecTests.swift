@@ -5,7 +5,7 @@ import Foundation
 import Testing
 
 @Suite struct WireCodecTests {
-    @Test func requestWithEveryValueTypeAndExtremes_roundTrips() throws {
+    @Test func requestWithEveryValueTypeAndExtremes_roundTrips() async throws {
         let request = wireExtremesRequest()
         let encoded = wireCodec.encode(request)
         let decoded = try wireCodec.decodeRequest(encoded)
@@ -23,7 +23,7 @@ import Testing
         #expect(viaBuffer == request)
     }
 
-    @Test func responseWithConflictFlagsAndHasMore_roundTrips() throws {
+    @Test func responseWithConflictFlagsAndHasMore_roundTrips() async throws {
         let record = wireRecord(wireThings, id: 321, ["count": 1, "title": "x"], revision: 1001, oldID: -10)
         let response = SyncResponse(maxRevision: 1001, changeSets: [
             ChangeSet(entities: [EntityChanges(entity: "things", update: [7], records: [
@@ -41,7 +41,7 @@ import Testing
         #expect(text.contains("\"321\":{\"__oldId__\":-10,\"revision\":1001,\"count\":1,\"title\":\"x\"}"))
     }
 
-    @Test func caseStudyRequestFromProtocolDoc_decodesToModel() throws {
+    @Test func caseStudyRequestFromProtocolDoc_decodesToModel() async throws {
         let json = """
             { "maxRevision": 1000,
               "changeSets": [
@@ -77,7 +77,7 @@ import Testing
         #expect(String(decoding: again, as: UTF8.self).contains("\"date\":\"2014-02-01 12:15:23.487+00\""))
     }
 
-    @Test func caseStudyResponseWithOldIdAndConflict_decodes() throws {
+    @Test func caseStudyResponseWithOldIdAndConflict_decodes() async throws {
         let json = """
             { "maxRevision": 1001,
               "changeSets": [
@@ -108,7 +108,7 @@ import Testing
         #expect(conflict.records[0].values == [.null, .null, "theirs"] && conflict.records[0].present == FieldMask([2]))
     }
 
-    @Test func encodedRequest_isJSONThatFoundationReadsAlike() throws {
+    @Test func encodedRequest_isJSONThatFoundationReadsAlike() async throws {
         let request = wireExtremesRequest()
         let encoded = wireCodec.encode(request)
         let object = try #require(try JSONSerialization.jsonObject(with: Data(encoded)) as? [String: Any])
@@ -158,7 +158,7 @@ import Testing
         }
     }
 
-    @Test func encodedErrorBody_roundTripsAndIsJSON() throws {
+    @Test func encodedErrorBody_roundTripsAndIsJSON() async throws {
         let body = WireErrorBody(WireError(.tooLarge, "body of 300 MB \"exceeds\" the limit", offset: 268_435_456))
         let encoded = wireCodec.encode(body)
         #expect(try wireCodec.decodeError(encoded) == body)
@@ -166,7 +166,7 @@ import Testing
         #expect(object == ["error": "tooLarge", "message": "tooLarge at byte 268435456: body of 300 MB \"exceeds\" the limit"])
     }
 
-    @Test func unknownTopLevelKeys_areSkipped() throws {
+    @Test func unknownTopLevelKeys_areSkipped() async throws {
         let json = """
             {"future": {"nested": [1, 2.5e3, "s\\u00e9", true, false, null, {"a": []}]}, "maxRevision": 3,
              "hasMore": true, "changeSets": [], "limit": null, "x": [[[[]]]], "clientID": "c"}
@@ -194,7 +194,7 @@ import Testing
         #expect(decoded == milliseconds)
     }
 
-    @Test func dates_areWrittenInUTCWithMilliseconds_andIntegersAccepted() throws {
+    @Test func dates_areWrittenInUTCWithMilliseconds_andIntegersAccepted() async throws {
         #expect(try encodeDate(1_391_256_923_487) == "\"2014-02-01 12:15:23.487+00\"")
         #expect(try encodeDate(-1) == "\"1969-12-31 23:59:59.999+00\"")
         #expect(try encodeDate(-62_167_219_200_001) == "\"-0001-12-31 23:59:59.999+00\"")
@@ -206,13 +206,13 @@ import Testing
         }
     }
 
-    @Test func surrogatePairEscapes_decodeToOneScalar() throws {
+    @Test func surrogatePairEscapes_decodeToOneScalar() async throws {
         let json = #"{"maxRevision":0,"changeSets":[{"types":["notes"],"notes":{"attributes":{"1":{"body":"\ud83d\ude00 \u00e9\u0000\/"}}}}]}"#
         let request = try wireCodec.decodeRequest(wireBytes(json))
         #expect(request.changeSets[0].entities[0].records[0].values[0] == .text("😀 é\u{0}/"))
     }
 
-    @Test func reals_roundTripExactlyThroughFastAndSlowPaths() throws {
+    @Test func reals_roundTripExactlyThroughFastAndSlowPaths() async throws {
         var generator = WireRandom(seed: 7)
         var values: [Double] = [0.1, 0.2, 0.3, 1.0 / 3, 2.0 / 3, 1e22, 1e23, 0x1p53, 0x1p53 + 2, 123456789012345680,
                                 .leastNonzeroMagnitude, .leastNormalMagnitude, Double.leastNormalMagnitude.nextDown,

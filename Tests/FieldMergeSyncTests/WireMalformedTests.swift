@@ -10,7 +10,7 @@ private func request(record: String = #""1":{"count":5}"#, entity: String? = nil
 }
 
 @Suite struct WireMalformedTests {
-    @Test func wellFormedBaseline_decodes() throws {
+    @Test func wellFormedBaseline_decodes() async throws {
         #expect(try wireCodec.decodeRequest(wireBytes(request())).changeSets[0].entities[0].records[0].values[0] == 5)
     }
 
@@ -147,7 +147,7 @@ private func request(record: String = #""1":{"count":5}"#, entity: String? = nil
         }
     }
 
-    @Test func errorOffsets_pointAtTheProblem() throws {
+    @Test func errorOffsets_pointAtTheProblem() async throws {
         let json = request(record: #""1":{"count":5,"nope":1}"#)
         let error = try #require(throws: WireError.self) { try wireCodec.decodeRequest(wireBytes(json)) }
         let offset = try #require(error.offset)
@@ -173,7 +173,7 @@ private func request(record: String = #""1":{"count":5}"#, entity: String? = nil
         }
     }
 
-    @Test func nestingBeyondMaxDepth_isTooDeep_evenInSkippedKeys() throws {
+    @Test func nestingBeyondMaxDepth_isTooDeep_evenInSkippedKeys() async throws {
         let deep = String(repeating: "[", count: 40) + String(repeating: "]", count: 40)
         let json = #"{"maxRevision":1,"changeSets":[],"future":\#(deep)}"#
         let error = try #require(throws: WireError.self) { try wireCodec.decodeRequest(wireBytes(json)) }
@@ -192,7 +192,7 @@ private func request(record: String = #""1":{"count":5}"#, entity: String? = nil
         #expect(try WireCodec(schema: wireSchema, limits: limits).decodeRequest(wireBytes(request())).changeSets.count == 1)
     }
 
-    @Test func bodyBeyondMaxBytes_isTooLarge() throws {
+    @Test func bodyBeyondMaxBytes_isTooLarge() async throws {
         var limits = WireLimits()
         limits.maxBytes = 64
         let codec = WireCodec(schema: wireSchema, limits: limits)
@@ -203,7 +203,7 @@ private func request(record: String = #""1":{"count":5}"#, entity: String? = nil
         }
     }
 
-    @Test func everyTruncationOfAValidDocument_throws() throws {
+    @Test func everyTruncationOfAValidDocument_throws() async throws {
         let full = wireCodec.encode(wireExtremesRequest())
         let small = wireCodec.encode(SyncResponse(maxRevision: 9, changeSets: [ChangeSet(entities: [
             EntityChanges(entity: "things", create: [1], records: [

@@ -134,7 +134,7 @@ private struct RandomDocuments {
         }
     }
 
-    @Test func randomDocumentsWithWhitespaceAndReorderedKeys_decodeAlike() throws {
+    @Test func randomDocumentsWithWhitespaceAndReorderedKeys_decodeAlike() async throws {
         // Foundation re-serialises with its own key order, spacing and escapes (`\/`);
         // the decoder must read that back to the same model.
         var random = RandomDocuments(generator: WireRandom(seed: 11))

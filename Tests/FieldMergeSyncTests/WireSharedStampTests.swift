@@ -18,14 +18,14 @@ import Testing
         Dictionary(uniqueKeysWithValues: wireThings.fields.map { ($0.name, stamp) })
     }
 
-    @Test func uniformStampsTravelOnceUnderStar() throws {
+    @Test func uniformStampsTravelOnceUnderStar() async throws {
         let original = response(everyField(a))
         let json = String(decoding: wireCodec.encode(original), as: UTF8.self)
         #expect(json.contains(#""__stamps__":{"*":[\#(a.clock),94]}"#))
         #expect(try wireCodec.decodeResponse(Array(json.utf8)) == original)
     }
 
-    @Test func fieldsThatDifferAreNamedBesideTheStar() throws {
+    @Test func fieldsThatDifferAreNamedBesideTheStar() async throws {
         var stamps = everyField(a)
         stamps["title"] = b
         let original = response(stamps)
@@ -34,7 +34,7 @@ import Testing
         #expect(try wireCodec.decodeResponse(Array(json.utf8)) == original)
     }
 
-    @Test func aFieldWithoutStampKeepsEveryFieldNamed() throws {
+    @Test func aFieldWithoutStampKeepsEveryFieldNamed() async throws {
         var stamps = everyField(a)
         stamps["title"] = Stamp.none
         let original = response(stamps)
@@ -43,7 +43,7 @@ import Testing
         #expect(try wireCodec.decodeResponse(Array(json.utf8)) == original)
     }
 
-    @Test func starAppliesOnlyToFieldsNotNamed_inAnyOrder() throws {
+    @Test func starAppliesOnlyToFieldsNotNamed_inAnyOrder() async throws {
         let json = #"{"maxRevision":1,"changeSets":[{"types":["notes"],"notes":{"create":[],"update":[3],"delete":[],"#
             + #""attributes":{"3":{"body":"x","__stamps__":{"body":[5,1],"*":[9,2]}}}}}]}"#
         let response = try wireCodec.decodeResponse(Array(json.utf8))
@@ -55,7 +55,7 @@ import Testing
         #expect(stamps.filter { $0 == Stamp(clock: 9, replica: ReplicaID(2)) }.count == wireThings.fields.count - 1)
     }
 
-    @Test func aSecondStarIsRefused() throws {
+    @Test func aSecondStarIsRefused() async throws {
         let json = #"{"maxRevision":1,"changeSets":[{"types":["notes"],"notes":{"create":[],"update":[3],"delete":[],"#
             + #""attributes":{"3":{"body":"x","__stamps__":{"*":[5,1],"*":[9,2]}}}}}]}"#
         #expect(throws: WireError.self) { try wireCodec.decodeResponse(Array(json.utf8)) }

@@ -44,7 +44,7 @@ struct SyncBench: AsyncParsableCommand {
             let slice = Array(records[start..<min(start + 1_000, records.count)])
             return ChangeSet(entities: [EntityChanges(entity: entity.name, create: slice.map(\.id), records: slice)])
         }
-        _ = try server.handle(SyncRequest(maxRevision: 0, changeSets: changeSets))
+        _ = try await server.handle(SyncRequest(maxRevision: 0, changeSets: changeSets))
         let transport = InProcessTransport(server: server)
 
         // Initial sync: a fresh client downloads everything, in pages.

@@ -1,12 +1,10 @@
-import FieldMergeProtocol
-
-/// The server refused a request as it stands (HTTP 400, 413 and other 4xx but 408 and
-/// 429): sending it again unchanged would be refused again, so it is not a
-/// ``TransportError``.
+/// The server refused a request as it stands (over HTTP: 400, 413 and other 4xx but 408 and
+/// 429; in process: a request the server cannot process): sending it again unchanged would be
+/// refused again, so it is not a ``TransportError``. Every transport reports it alike.
 ///
 /// A 400 means the body could not be read or the server refused the request as a whole (a
 /// bug, or a schema the server does not share); a 413 that it exceeds the server's size
-/// limits (send fewer records per request: ``SyncClient/batchSize``). Either way the server
+/// limits (send fewer records per request: `SyncClient.batchSize`). Either way the server
 /// changed nothing.
 public struct SyncRequestRejected: Error, Equatable, Sendable, CustomStringConvertible {
     /// The HTTP status code.

@@ -1,0 +1,38 @@
+import Dispatch
+
+/// A serial executor of its own for a connection's work, off Swift concurrency's shared pool.
+///
+/// SQLite calls block their thread: applying a sync response writes for a few hundred
+/// milliseconds per 100,000 records. Run on the cooperative pool (one thread per core), such
+/// work starves every other task of the process. An actor that returns this executor as its
+/// `unownedExecutor` runs every job on one serial dispatch queue instead, like a GRDB
+/// `DatabaseQueue`: its SQLite work never occupies a shared thread, and it stays serial.
+///
+/// ```swift
+/// actor Owner {
+///     let executor = DatabaseExecutor(label: "app.db")
+///     nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+/// }
+/// ```
+public final class DatabaseExecutor: SerialExecutor, @unchecked Sendable {
+    // @unchecked: the only state is the queue, which is thread-safe.
+    private let queue: DispatchQueue
+
+    /// An executor on a new serial queue named `label` (the name shows in debuggers).
+    public init(label: String) {
+        queue = DispatchQueue(label: label)
+    }
+
+    public func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        queue.async { job.runSynchronously(on: self.asUnownedSerialExecutor()) }
+    }
+
+    public func asUnownedSerialExecutor() -> UnownedSerialExecutor {
+        UnownedSerialExecutor(ordinary: self)
+    }
+
+    public func checkIsolated() {
+        dispatchPrecondition(condition: .onQueue(queue))
+    }
+}

@@ -1,0 +1,200 @@
+import FieldMerge
+import FieldMergeSQLite
+
+/// One entity's table on the server, and its statements.
+final class SQLiteServerTable {
+    let entity: Entity
+    let table: String
+    let insert: String
+    let select: String
+    let delete: String
+    /// The records of this entity alive and changed in a window of revisions, in log order
+    /// (bindings: entity, after, through); the same for deleted ones (id, revision, stamp).
+    let changedAlive: String
+    let changedDeleted: String
+    /// The two hottest statements, kept here: cheaper than finding them by their SQL text.
+    var selectStatement: Statement?
+    var insertStatement: Statement?
+
+    init(_ entity: Entity) {
+        self.entity = entity
+        table = Database.quote(entity.name)
+        let columns = ["\"id\""] + entity.fields.map { Database.quote($0.name) }
+            + ["\"__fm_stamps\"", "\"__fm_revision\"", "\"__fm_created\"", "\"__fm_fields\""]
+        let joined = columns.map { "t." + $0 }.joined(separator: ", ")
+        let window = "WHERE l.\"entity\" = ? AND l.\"revision\" > ? AND l.\"revision\" <= ? ORDER BY l.\"revision\", l.\"id\""
+        changedAlive = "SELECT \(joined) FROM \"__fm_log\" l JOIN \(table) t ON t.\"id\" = l.\"id\" " + window
+        changedDeleted = "SELECT l.\"id\", d.\"revision\", d.\"stamp\" FROM \"__fm_log\" l JOIN \"__fm_deleted\" d "
+            + "ON d.\"entity\" = l.\"entity\" AND d.\"id\" = l.\"id\" " + window
+        insert = "INSERT OR REPLACE INTO \(table) (\(columns.joined(separator: ", "))) VALUES ("
+            + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
+        select = "SELECT \(columns.joined(separator: ", ")) FROM \(table) WHERE \"id\" = ?"
+        delete = "DELETE FROM \(table) WHERE \"id\" = ?"
+    }
+
+    var createTable: String {
+        var columns = entity.columnDefinitions
+        columns += ["\"__fm_stamps\" BLOB NOT NULL", "\"__fm_revision\" INTEGER NOT NULL", "\"__fm_created\" INTEGER NOT NULL", "\"__fm_fields\" BLOB"]
+        return "CREATE TABLE \(table) (" + columns.joined(separator: ", ") + ")"
+    }
+}
+
+extension SQLiteServerStorage {
+    public func row(_ entity: ServerEntity, id: Int64) async throws -> ServerRow? {
+        let table = table(entity)
+        let statement = try cached(&table.selectStatement, table.select)
+        defer { statement.reset() }
+        try statement.bind(id, at: 1)
+        guard try statement.step() else { return nil }
+        return try decodeRow(statement, table, fieldRevisions: true)
+    }
+
+    public func exists(_ entity: ServerEntity, id: Int64) async throws -> Bool {
+        let statement = try database.statement("SELECT 1 FROM \(table(entity).table) WHERE \"id\" = ?")
+        defer { statement.reset() }
+        try statement.bind(id, at: 1)
+        return try statement.step()
+    }
+
+    public func write(_ row: ServerRow, of entity: ServerEntity) async throws {
+        let table = table(entity)
+        let statement = try cached(&table.insertStatement, table.insert)
+        defer { statement.reset() }
+        try statement.bind(row.record.id, at: 1)
+        for (index, value) in row.record.values.enumerated() { try statement.bindField(value, at: Int32(index + 2)) }
+        var stamps: [UInt8] = []
+        RecordCoding.encodeStamps(row.record.stamps, into: &stamps)
+        let count = Int32(entity.entity.fields.count)
+        try statement.bind(stamps, at: count + 2)
+        try statement.bind(row.revision, at: count + 3)
+        try statement.bind(row.created, at: count + 4)
+        if let fields = row.fieldRevisions {
+            try statement.bind(ServerRow.encode(fields, revision: row.revision), at: count + 5)
+        } else {
+            try statement.bindNull(at: count + 5)
+        }
+        try statement.execute()
+        try log(entity.name, id: row.record.id, revision: row.revision)
+    }
+
+    public func delete(_ entity: ServerEntity, id: Int64, tombstone: Stamp, revision: Int64) async throws {
+        try database.run(table(entity).delete, [.integer(id)])
+        var stamp: [UInt8] = []
+        RecordCoding.encodeStamps([tombstone], into: &stamp)
+        try database.run(
+            "INSERT OR REPLACE INTO \"__fm_deleted\" (\"entity\", \"id\", \"revision\", \"stamp\") VALUES (?, ?, ?, ?)",
+            [.text(entity.name), .integer(id), .integer(revision), .blob(stamp)])
+        try log(entity.name, id: id, revision: revision)
+    }
+
+    public func deletion(_ entity: ServerEntity, id: Int64) async throws -> Deletion? {
+        let statement = try database.statement(
+            "SELECT \"revision\", \"stamp\" FROM \"__fm_deleted\" WHERE \"entity\" = ? AND \"id\" = ?")
+        defer { statement.reset() }
+        try statement.bind(entity.name, at: 1)
+        try statement.bind(id, at: 2)
+        guard try statement.step() else { return nil }
+        return Deletion(id: id, revision: statement.int64(0), tombstone: try Self.tombstone(statement, column: 1, entity: entity.name, id: id))
+    }
+
+    public func referencing(_ id: Int64, from entity: ServerEntity, field: Int) async throws -> [Int64] {
+        let column = Database.quote(entity.entity.fields[field].name)
+        return try database.rows("SELECT \"id\" FROM \(table(entity).table) WHERE \(column) = ? ORDER BY \"id\"", [.integer(id)])
+            .compactMap { row in
+                if case .integer(let child)? = row.first { return child }
+                return nil
+            }
+    }
+
+    public func logRevision(after revision: Int64, offset: Int) async throws -> Int64? {
+        let value = try database.scalar(
+            "SELECT \"revision\" FROM \"__fm_log\" WHERE \"revision\" > ? ORDER BY \"revision\" LIMIT 1 OFFSET ?",
+            [.integer(revision), .integer(Int64(offset))])
+        if case .integer(let found)? = value { return found }
+        return nil
+    }
+
+    public func loggedRevision(_ entity: ServerEntity, id: Int64) async throws -> Int64? {
+        let value = try database.scalar(
+            "SELECT \"revision\" FROM \"__fm_log\" WHERE \"entity\" = ? AND \"id\" = ?", [.text(entity.name), .integer(id)])
+        if case .integer(let found)? = value { return found }
+        return nil
+    }
+
+    public func changes(_ entity: ServerEntity, after: Int64, through: Int64) async throws -> (alive: [ServerRow], deleted: [Deletion]) {
+        let table = table(entity)
+        var alive: [ServerRow] = []
+        let rows = try database.statement(table.changedAlive)
+        defer { rows.reset() }
+        try rows.bind([.text(entity.name), .integer(after), .integer(through)])
+        while try rows.step() { alive.append(try decodeRow(rows, table, fieldRevisions: false)) }
+        var deleted: [Deletion] = []
+        let tombstones = try database.statement(table.changedDeleted)
+        defer { tombstones.reset() }
+        try tombstones.bind([.text(entity.name), .integer(after), .integer(through)])
+        while try tombstones.step() {
+            let id = tombstones.int64(0)
+            deleted.append(Deletion(
+                id: id, revision: tombstones.int64(1), tombstone: try Self.tombstone(tombstones, column: 2, entity: entity.name, id: id)))
+        }
+        return (alive, deleted)
+    }
+
+    // MARK: Rows
+
+    /// The row `statement` stands on, whose columns are the table's.
+    private func decodeRow(_ statement: Statement, _ table: SQLiteServerTable, fieldRevisions readFields: Bool) throws(ServerError) -> ServerRow {
+        let entity = table.entity
+        let id = statement.int64(0)
+        var values = ContiguousArray<Value>()
+        values.reserveCapacity(entity.fields.count)
+        for (index, field) in entity.fields.enumerated() {
+            guard let value = statement.value(Int32(index + 1), as: field.type) else {
+                throw ServerError(.corrupt, "column \(entity.name).\(field.name) of \(id) is not \(field.type.name)")
+            }
+            values.append(value)
+        }
+        let count = entity.fields.count
+        let stamps: Result<ContiguousArray<Stamp>, RecordCodingError> = statement.withBlob(Int32(count + 1)) { bytes in
+            Result { () throws(RecordCodingError) in try RecordCoding.decodeStamps(bytes, count: count) }
+        }
+        guard case .success(let decoded) = stamps else {
+            throw ServerError(.corrupt, "the stamps of \(entity.name)#\(id) are damaged")
+        }
+        let revision = statement.int64(Int32(count + 2))
+        var fieldRevisions: ContiguousArray<Int64>?
+        if readFields, !statement.isNull(Int32(count + 4)) {
+            fieldRevisions = statement.withBlob(Int32(count + 4)) { ServerRow.decode($0, count: count, revision: revision) }
+            guard fieldRevisions != nil else {
+                throw ServerError(.corrupt, "the field revisions of \(entity.name)#\(id) are damaged")
+            }
+        }
+        return ServerRow(
+            record: Record(entity: entity.name, id: id, values: values, stamps: decoded),
+            revision: revision, created: statement.int64(Int32(count + 3)), fieldRevisions: fieldRevisions)
+    }
+
+    /// The tombstone stamp in `column` of the row `statement` stands on.
+    private static func tombstone(_ statement: Statement, column: Int32, entity: String, id: Int64) throws(ServerError) -> Stamp {
+        let decoded: Result<ContiguousArray<Stamp>, RecordCodingError> = statement.withBlob(column) { bytes in
+            Result { () throws(RecordCodingError) in try RecordCoding.decodeStamps(bytes, count: 1) }
+        }
+        guard case .success(let stamps) = decoded, let stamp = stamps.first else {
+            throw ServerError(.corrupt, "the tombstone of \(entity)#\(id) is damaged")
+        }
+        return stamp
+    }
+
+    private func cached(_ slot: inout Statement?, _ sql: String) throws(SQLiteError) -> Statement {
+        if let statement = slot { return statement }
+        let statement = try database.statement(sql)
+        slot = statement
+        return statement
+    }
+
+    private func log(_ entity: String, id: Int64, revision: Int64) throws(SQLiteError) {
+        try database.run(
+            "INSERT OR REPLACE INTO \"__fm_log\" (\"entity\", \"id\", \"revision\") VALUES (?, ?, ?)",
+            [.text(entity), .integer(id), .integer(revision)])
+    }
+}

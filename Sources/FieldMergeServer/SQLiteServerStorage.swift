@@ -1,0 +1,186 @@
+import FieldMerge
+import FieldMergeSQLite
+
+/// ``ServerStorage`` on SQLite: the embedded default for `fieldmerge serve`, tests and
+/// `fieldmerge simulate`.
+///
+/// One table per entity with typed columns (queryable with plain SQL), the field stamps, the
+/// revision of the last change, the revision that created the record and the per-field
+/// revisions merge mode needs (`__fm_fields`, NULL while every field changed at the record's
+/// revision); `__fm_deleted` keeps tombstones, `__fm_log` the latest revision of every
+/// record, `__fm_replies` each client's last answer, `__fm_schema` the schema the file was
+/// made for. One connection, used by one server at a time: a file serves one process.
+public final class SQLiteServerStorage: ServerStorage {
+    let database: Database
+    private var tables: [SQLiteServerTable] = []
+    private var savepoints = 0
+
+    /// Opens (or creates) the database at `location`.
+    ///
+    /// - Throws: ``ServerError/Code/storage`` when SQLite cannot open it.
+    public init(_ location: Database.Location = .memory) throws(ServerError) {
+        database = try Self.sqlite { () throws(SQLiteError) in try Database(location) }
+    }
+
+    public func open(schema: Schema) async throws { try prepare(schema: schema) }
+
+    /// Creates the tables on a new file, or checks that an existing one was made for `schema`.
+    func prepare(schema: Schema) throws(ServerError) {
+        tables = schema.entities.map(SQLiteServerTable.init)
+        try Self.sqlite { () throws(SQLiteError) in
+            guard try database.scalar("SELECT count(*) FROM sqlite_master WHERE name = '__fm_server'") != .integer(1) else { return }
+            let script = Self.metadataTables + tables.map(\.createTable).joined(separator: ";\n")
+            do throws(SQLiteError) {
+                try database.execute("BEGIN IMMEDIATE;\n" + script + ";\nCOMMIT")
+            } catch {
+                if database.isInTransaction { try? database.execute("ROLLBACK") }
+                throw error
+            }
+        }
+        try checkSchema(schema)
+        try Self.sqlite { () throws(SQLiteError) in
+            // Catch-up reads one entity's window of revisions at a time; deletes find children.
+            try database.execute("""
+                CREATE INDEX IF NOT EXISTS "__fm_log_entity" ON "__fm_log" ("entity", "revision", "id")
+                """)
+            for entity in schema.entities {
+                for index in entity.referenceIndexes { try database.execute(index) }
+            }
+        }
+        _ = try currentState()
+    }
+
+    private static let metadataTables = """
+        CREATE TABLE "__fm_server" ("key" TEXT PRIMARY KEY, "value" INTEGER NOT NULL);
+        INSERT INTO "__fm_server" VALUES ('maxRevision', 0), ('clock', 0);
+        CREATE TABLE "__fm_ids" ("entity" TEXT PRIMARY KEY, "next" INTEGER NOT NULL);
+        CREATE TABLE "__fm_deleted" ("entity" TEXT NOT NULL, "id" INTEGER NOT NULL,
+          "revision" INTEGER NOT NULL, "stamp" BLOB NOT NULL, PRIMARY KEY ("entity", "id")) WITHOUT ROWID;
+        CREATE TABLE "__fm_log" ("entity" TEXT NOT NULL, "id" INTEGER NOT NULL,
+          "revision" INTEGER NOT NULL, PRIMARY KEY ("entity", "id")) WITHOUT ROWID;
+        CREATE INDEX "__fm_log_revision" ON "__fm_log" ("revision", "entity", "id");
+        CREATE TABLE "__fm_replies" ("client" TEXT PRIMARY KEY, "request" TEXT NOT NULL, "response" BLOB NOT NULL);
+
+        """
+
+    /// The file records the schema it was made for (files from before keep theirs from now
+    /// on); opening it with another is an error that says what differs.
+    private func checkSchema(_ schema: Schema) throws(ServerError) {
+        let stored = try Self.sqlite { () throws(SQLiteError) -> [String] in
+            try database.execute("""
+                CREATE TABLE IF NOT EXISTS "__fm_schema" ("line" INTEGER PRIMARY KEY, "text" TEXT NOT NULL)
+                """)
+            return try database.rows("SELECT \"text\" FROM \"__fm_schema\" ORDER BY \"line\"").compactMap { row -> String? in
+                if case .text(let line)? = row.first { return line }
+                return nil
+            }
+        }
+        let expected = schema.describedLines
+        if stored.isEmpty {
+            try Self.sqlite { () throws(SQLiteError) in
+                for (number, line) in expected.enumerated() {
+                    try database.run("INSERT INTO \"__fm_schema\" VALUES (?, ?)", [.integer(Int64(number)), .text(line)])
+                }
+            }
+        } else if stored != expected {
+            throw ServerError(.schemaMismatch, "the server's file was made for another schema: " + schema.differences(fromStored: stored))
+        }
+    }
+
+    /// The state as stored, outside any request.
+    func currentState() throws(ServerError) -> ServerState {
+        let values = try Self.sqlite { () throws(SQLiteError) in
+            (try database.scalar("SELECT value FROM __fm_server WHERE key = 'maxRevision'"),
+             try database.scalar("SELECT value FROM __fm_server WHERE key = 'clock'"))
+        }
+        guard case .integer(let revision)? = values.0, case .integer(let clock)? = values.1 else {
+            throw ServerError(.corrupt, "the server's state (__fm_server) is damaged")
+        }
+        return ServerState(maxRevision: revision, clock: UInt64(bitPattern: clock))
+    }
+
+    static func sqlite<T>(_ body: () throws(SQLiteError) -> T) throws(ServerError) -> T {
+        do { return try body() } catch {
+            if error.isCorrupt { throw ServerError(.corrupt, error.description, cause: error) }
+            throw ServerError(.storage, error.description, cause: error)
+        }
+    }
+
+    func table(_ entity: ServerEntity) -> SQLiteServerTable { tables[entity.position] }
+
+    // MARK: Transactions
+
+    public func write<T>(_ body: () async throws -> T) async throws -> T {
+        try await transaction(begin: "BEGIN IMMEDIATE", body)
+    }
+
+    public func read<T>(_ body: () async throws -> T) async throws -> T {
+        try await transaction(begin: "BEGIN DEFERRED", body)
+    }
+
+    private func transaction<T>(begin: String, _ body: () async throws -> T) async throws -> T {
+        try database.execute(begin)
+        let result: T
+        do {
+            result = try await body()
+            try database.execute("COMMIT")
+        } catch {
+            if database.isInTransaction { try? database.execute("ROLLBACK") }
+            throw error
+        }
+        return result
+    }
+
+    public func savepoint<T>(_ body: () async throws -> T) async throws -> T {
+        savepoints += 1
+        let name = "\"fm_change_set_\(savepoints)\""
+        defer { savepoints -= 1 }
+        try database.execute("SAVEPOINT \(name)")
+        do {
+            let result = try await body()
+            try database.execute("RELEASE \(name)")
+            return result
+        } catch {
+            try? database.execute("ROLLBACK TO \(name)")
+            try? database.execute("RELEASE \(name)")
+            throw error
+        }
+    }
+
+    // MARK: State, ids, replies
+
+    public func state() async throws -> ServerState { try currentState() }
+
+    public func saveState(_ state: ServerState) async throws {
+        let sql = "UPDATE \"__fm_server\" SET \"value\" = ? WHERE \"key\" = ?"
+        try database.run(sql, [.integer(state.maxRevision), .text("maxRevision")])
+        try database.run(sql, [.integer(Int64(bitPattern: state.clock)), .text("clock")])
+    }
+
+    public func nextID(_ entity: ServerEntity) async throws -> Int64 {
+        let stored = try database.scalar("SELECT \"next\" FROM \"__fm_ids\" WHERE \"entity\" = ?", [.text(entity.name)])
+        var next: Int64 = 1
+        if case .integer(let value)? = stored {
+            next = value
+        } else if case .integer(let largest)? = try database.scalar("SELECT max(\"id\") FROM \(table(entity).table)") {
+            next = largest + 1
+        }
+        try database.run("INSERT OR REPLACE INTO \"__fm_ids\" VALUES (?, ?)", [.text(entity.name), .integer(next + 1)])
+        return next
+    }
+
+    public func reply(client: String, request: String) async throws -> [UInt8]? {
+        let statement = try database.statement("SELECT \"response\" FROM \"__fm_replies\" WHERE \"client\" = ? AND \"request\" = ?")
+        defer { statement.reset() }
+        try statement.bind(client, at: 1)
+        try statement.bind(request, at: 2)
+        guard try statement.step() else { return nil }
+        return statement.blob(0)
+    }
+
+    public func storeReply(client: String, request: String, response: [UInt8]) async throws {
+        try database.run(
+            "INSERT OR REPLACE INTO \"__fm_replies\" (\"client\", \"request\", \"response\") VALUES (?, ?, ?)",
+            [.text(client), .text(request), .blob(response)])
+    }
+}

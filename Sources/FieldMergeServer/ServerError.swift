@@ -1,0 +1,49 @@
+import FieldMergeProtocol
+
+/// Why the server could not answer a request, or could not open its storage. The server
+/// has then changed nothing.
+public struct ServerError: Error, Sendable, CustomStringConvertible {
+    public enum Code: String, Sendable {
+        /// The request cannot be processed as it stands (an unknown entity, a created id that
+        /// is not a temporary one, a create without attributes): HTTP 400.
+        case badRequest
+        /// The client speaks a protocol version this server does not: HTTP 400.
+        case unsupportedProtocolVersion
+        /// The storage was made for another schema (opening it).
+        case schemaMismatch
+        /// The storage holds data this server cannot read back (damaged).
+        case corrupt
+        /// The storage failed (busy, full, unreachable); ``cause`` has its error. HTTP 500.
+        case storage
+    }
+
+    public var code: Code
+    public var message: String
+    /// The storage's own error, for ``Code/storage`` and ``Code/corrupt``.
+    public var cause: (any Error)?
+
+    public init(_ code: Code, _ message: String, cause: (any Error)? = nil) {
+        self.code = code
+        self.message = message
+        self.cause = cause
+    }
+
+    /// Whether the client may send the same request again later (the storage failed).
+    public var isRetryable: Bool { code == .storage }
+
+    public var description: String { "\(code.rawValue): \(message)" }
+
+    /// `error` as a server error: itself, or a storage failure that keeps it.
+    static func wrapping(_ error: any Error) -> ServerError {
+        if let error = error as? ServerError { return error }
+        return ServerError(.storage, "\(error)", cause: error)
+    }
+
+    /// How a client sees this refusal: retryable failures as a ``TransportError``, the rest as
+    /// a ``SyncRequestRejected`` with the status an HTTP server would give.
+    public var clientError: any Error {
+        isRetryable
+            ? TransportError("the server failed: \(message)")
+            : SyncRequestRejected(status: 400, code: code.rawValue, message: message)
+    }
+}

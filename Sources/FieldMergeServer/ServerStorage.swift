@@ -1,0 +1,175 @@
+import FieldMerge
+
+/// Where a ``RevisionServer`` keeps its data set: the records with their stamps and
+/// revisions, the tombstones, the change log, the id counters, the stored replies and the
+/// server's state.
+///
+/// The server's logic (strict and merge mode, cascades, replay, paged catch-up) is written
+/// once against this protocol; ``SQLiteServerStorage`` is the embedded default and other
+/// databases implement the same calls. A storage belongs to one server, which calls it from
+/// its own actor, one request at a time, inside ``write(_:)`` or ``read(_:)``.
+///
+/// Every requirement is `async` so that a storage can talk to a database over the network;
+/// one that works in process (SQLite) completes them without suspending. Errors a storage
+/// throws are reported as ``ServerError/Code/storage`` with the error kept as the cause,
+/// unless they are ``ServerError``s already.
+public protocol ServerStorage: AnyObject {
+    /// Prepares the storage for `schema`: creates what is missing, and checks that a storage
+    /// made for another schema is not opened with this one.
+    ///
+    /// - Throws: ``ServerError/Code/schemaMismatch`` saying what differs.
+    func open(schema: Schema) async throws
+
+    /// Runs `body` as one write transaction, committed when it returns and rolled back when
+    /// it throws. Write transactions of all servers on one data set run one after another,
+    /// so revisions commit in the order of their numbers.
+    func write<T>(_ body: () async throws -> T) async throws -> T
+
+    /// Runs `body` as one read-only transaction that sees one committed state.
+    func read<T>(_ body: () async throws -> T) async throws -> T
+
+    /// Runs `body` inside the current transaction so that its writes are undone alone when
+    /// it throws (a savepoint).
+    func savepoint<T>(_ body: () async throws -> T) async throws -> T
+
+    /// The server's revision and clock (inside a transaction).
+    func state() async throws -> ServerState
+    func saveState(_ state: ServerState) async throws
+
+    /// The next permanent id of `entity` (ids are never reused, even after deletes).
+    func nextID(_ entity: ServerEntity) async throws -> Int64
+
+    /// The record `id` of `entity`, alive, or nil.
+    func row(_ entity: ServerEntity, id: Int64) async throws -> ServerRow?
+    /// Whether `entity` has an alive record `id`.
+    func exists(_ entity: ServerEntity, id: Int64) async throws -> Bool
+    /// Writes a record (insert or replace) and logs it at its revision.
+    func write(_ row: ServerRow, of entity: ServerEntity) async throws
+    /// Removes a record, keeps its tombstone, and logs the deletion at `revision`.
+    func delete(_ entity: ServerEntity, id: Int64, tombstone: Stamp, revision: Int64) async throws
+    /// The tombstone of a deleted record, or nil.
+    func deletion(_ entity: ServerEntity, id: Int64) async throws -> Deletion?
+    /// The ids of the alive records of `entity` whose field `field` references `id`, ascending.
+    func referencing(_ id: Int64, from entity: ServerEntity, field: Int) async throws -> [Int64]
+
+    /// The revision of the log's entry number `offset` (from 0) after `revision`, in
+    /// revision order; nil past the end.
+    func logRevision(after revision: Int64, offset: Int) async throws -> Int64?
+    /// The revision at which the log holds a record, or nil.
+    func loggedRevision(_ entity: ServerEntity, id: Int64) async throws -> Int64?
+    /// The records of `entity` changed after `after` up to `through`, in log order: alive
+    /// ones, and deleted ones with their tombstones.
+    func changes(_ entity: ServerEntity, after: Int64, through: Int64) async throws -> (alive: [ServerRow], deleted: [Deletion])
+
+    /// The stored answer to `client`'s last request, if `request` names it.
+    func reply(client: String, request: String) async throws -> [UInt8]?
+    /// Keeps `response` as `client`'s answer to `request`, replacing its previous one.
+    func storeReply(client: String, request: String, response: [UInt8]) async throws
+}
+
+/// The server's revision and the last value of its clock.
+public struct ServerState: Sendable, Equatable {
+    public var maxRevision: Int64
+    public var clock: UInt64
+    public init(maxRevision: Int64, clock: UInt64) {
+        self.maxRevision = maxRevision
+        self.clock = clock
+    }
+}
+
+/// A deleted record: its id, the revision that deleted it and the deleter's stamp.
+public struct Deletion: Sendable, Equatable {
+    public var id: Int64
+    public var revision: Int64
+    public var tombstone: Stamp
+    public init(id: Int64, revision: Int64, tombstone: Stamp) {
+        self.id = id
+        self.revision = revision
+        self.tombstone = tombstone
+    }
+}
+
+/// An entity as the server uses it: its definition, its position in the schema, and the
+/// references that point at it.
+public struct ServerEntity: Sendable {
+    public let entity: Entity
+    /// The entity's position in the schema.
+    public let position: Int
+    /// The fields of other entities (and its own) that reference this one.
+    public internal(set) var referencedBy: [(entity: Int, field: Int, action: ReferenceAction)] = []
+    /// Whether any of its fields references a record.
+    public let hasReferences: Bool
+
+    init(_ entity: Entity, position: Int) {
+        self.entity = entity
+        self.position = position
+        hasReferences = entity.fields.contains { $0.type.referenceTarget != nil }
+    }
+
+    public var name: String { entity.name }
+}
+
+/// A record as the server holds it.
+public struct ServerRow: Sendable {
+    public var record: Record
+    /// The revision of the record's last change.
+    public var revision: Int64
+    /// The revision that created it.
+    public var created: Int64
+    /// The revision at which each field last changed; nil while all changed at `revision`.
+    public var fieldRevisions: ContiguousArray<Int64>?
+
+    public init(record: Record, revision: Int64, created: Int64, fieldRevisions: ContiguousArray<Int64>? = nil) {
+        self.record = record
+        self.revision = revision
+        self.created = created
+        self.fieldRevisions = fieldRevisions
+    }
+
+    /// The revision at which field `index` last changed.
+    func revision(ofField index: Int) -> Int64 { fieldRevisions?[index] ?? revision }
+
+    /// Moves the record to `revision`, with the fields in `changed` changed at it.
+    mutating func advance(to newRevision: Int64, changed: FieldMask) {
+        var fields = fieldRevisions ?? ContiguousArray(repeating: revision, count: record.values.count)
+        for index in changed { fields[index] = newRevision }
+        revision = newRevision
+        fieldRevisions = fields.allSatisfy { $0 == newRevision } ? nil : fields
+    }
+
+    /// Field revisions as unsigned LEB128 distances back from the record's revision: how
+    /// storages keep them in one column.
+    public static func encode(_ fields: ContiguousArray<Int64>, revision: Int64) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(fields.count * 2)
+        for field in fields {
+            var rest = UInt64(bitPattern: revision &- field)
+            while rest >= 0x80 {
+                bytes.append(UInt8(truncatingIfNeeded: rest) | 0x80)
+                rest >>= 7
+            }
+            bytes.append(UInt8(rest))
+        }
+        return bytes
+    }
+
+    /// The field revisions ``encode(_:revision:)`` wrote, or nil when the bytes are damaged.
+    public static func decode(_ bytes: UnsafeRawBufferPointer, count: Int, revision: Int64) -> ContiguousArray<Int64>? {
+        var fields = ContiguousArray<Int64>()
+        fields.reserveCapacity(count)
+        var position = 0
+        for _ in 0..<count {
+            var value: UInt64 = 0, shift: UInt64 = 0
+            while true {
+                guard position < bytes.count, shift < 64 else { return nil }
+                let byte = bytes[position]
+                position += 1
+                value |= UInt64(byte & 0x7F) << shift
+                if byte < 0x80 { break }
+                shift += 7
+            }
+            fields.append(revision &- Int64(bitPattern: value))
+        }
+        return position == bytes.count ? fields : nil
+    }
+}

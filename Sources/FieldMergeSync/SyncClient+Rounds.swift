@@ -1,0 +1,111 @@
+import FieldMerge
+import FieldMergeProtocol
+import FieldMergeSQLite
+
+extension SyncClient {
+    /// Runs rounds until nothing is left to send and catch-up has no more pages.
+    func run(job: Int, maxRounds: Int) async -> Result<SyncSummary, SyncError> {
+        var summary = SyncSummary()
+        var refused: Set<String> = []
+        var previous: RoundOutcome?
+        var ahead: Prefetch?
+        defer { ahead?.task.cancel() }
+        do {
+            while summary.rounds < maxRounds {
+                try Task.checkCancellation()
+                let pending = try store.pendingChanges(limit: batchSize)
+                let outcome = try await round(pending, summary: &summary, refused: &refused, ahead: &ahead)
+                defer { previous = outcome }
+                report(SyncProgress(round: summary.rounds, received: summary.received, sent: summary.sent, hasMore: outcome.hasMore), job: job)
+                // The same request refused twice in a row makes no progress (a create the server
+                // will not take): stop, and leave it pending for the app to see.
+                if outcome.conflicts > 0, let previous, previous.conflicts > 0, previous.requestID == outcome.requestID { break }
+                if pending.isEmpty && !outcome.hasMore { break }
+                let settled = try store.pendingChanges(limit: 1).isEmpty
+                if !outcome.hasMore && settled { break }
+            }
+            return .success(summary)
+        } catch {
+            return .failure(SyncError(classifying: error, completed: summary))
+        }
+    }
+
+    struct RoundOutcome { var hasMore: Bool; var conflicts: Int; var requestID: String? }
+
+    private func round(
+        _ pending: [PendingChange], summary: inout SyncSummary, refused: inout Set<String>, ahead: inout Prefetch?
+    ) async throws -> RoundOutcome {
+        var request = SyncRequest(
+            maxRevision: store.maxRevision, changeSets: pending.isEmpty ? [] : [Self.changeSet(pending, schema: store.schema)],
+            clientID: clientID, requestID: nil, limit: batchSize, protocolVersion: WireProtocol.version)
+        let exchange: Exchange
+        if pending.isEmpty, let page = ahead, page.maxRevision == store.maxRevision {
+            ahead = nil
+            exchange = try await page.task.value
+        } else {
+            ahead?.task.cancel()
+            ahead = nil
+            let body: [UInt8]
+            if pending.isEmpty {
+                body = codec.encode(request)
+            } else {
+                // The request id is a digest of what is sent: a retry after a lost answer, made
+                // from the unchanged store, is the same request under the same id, and the
+                // server replays its answer instead of creating anything twice.
+                (body, request.requestID) = codec.encode(request, requestIDPrefix: "\(store.maxRevision)-")
+            }
+            exchange = try await Self.exchange(body, codec: codec, transport: transport, gzip: gzip)
+        }
+        let response = exchange.response
+        summary.rounds += 1
+        summary.sent += pending.count
+        summary.bytesSent += exchange.bytesSent
+        summary.bytesReceived += exchange.bytesReceived
+        let sentChangeSets = pending.isEmpty ? 0 : 1
+        guard response.changeSets.count >= sentChangeSets else {
+            throw SyncError(
+                .invalidResponse, "the response answers \(response.changeSets.count) change sets; \(sentChangeSets) were sent",
+                isRetryable: true)
+        }
+        if pending.isEmpty && response.hasMore && prefetchesPages { ahead = prefetch(after: response.maxRevision) }
+        var applier = ResponseApplier(store: store, pending: pending)
+        applier.refusedBefore = refused
+        applier.hook = applyHook
+        let applied = try applier.apply(response, answersFrom: response.changeSets.count - sentChangeSets)
+        try applyHook?(.committed)
+        refused.formUnion(applied.refused)
+        summary.received += applied.received
+        summary.merged += applied.merged
+        summary.conflicts += applied.conflicts
+        summary.conflictingChangeSets += applied.conflictingChangeSets
+        return RoundOutcome(hasMore: response.hasMore, conflicts: applied.conflictingChangeSets, requestID: request.requestID)
+    }
+
+    /// One change set with every pending change, grouped by entity in schema order.
+    static func changeSet(_ pending: [PendingChange], schema: Schema) -> ChangeSet {
+        var byEntity: [String: EntityChanges] = [:]
+        for change in pending {
+            // Edited in place: a copy out of the dictionary and back would copy every record.
+            func edit(_ body: (inout EntityChanges) -> Void) { body(&byEntity[change.entity, default: EntityChanges(entity: change.entity)]) }
+            edit { entry in
+                switch change.kind {
+                case .create:
+                    entry.create.append(change.id)
+                    entry.records.append(WireRecord(change.record))
+                case .update:
+                    entry.update.append(change.id)
+                    entry.records.append(WireRecord(
+                        id: change.id, present: change.fields, values: change.record.values, stamps: change.record.stamps,
+                        revision: change.revision))
+                case .delete:
+                    entry.delete.append(change.id)
+                    entry.records.append(WireRecord(
+                        id: change.id, present: FieldMask(), values: change.record.values,
+                        stamps: change.record.tombstone.map { ContiguousArray(repeating: $0, count: change.record.values.count) },
+                        revision: change.revision))
+                }
+            }
+        }
+        return ChangeSet(entities: schema.entities.compactMap { byEntity[$0.name] })
+    }
+}

@@ -1,0 +1,42 @@
+import FieldMerge
+
+/// What one ``SyncClient/sync(maxRounds:progress:)`` did.
+public struct SyncSummary: Sendable, Equatable {
+    /// Requests sent.
+    public var rounds = 0
+    /// Records sent (creates, updates, deletes).
+    public var sent = 0
+    /// Records received from the server (catch-up, confirmations, conflict truths).
+    public var received = 0
+    /// Records merged field by field with local pending changes.
+    public var merged = 0
+    /// Change sets the server answered as conflicts.
+    public var conflictingChangeSets = 0
+    /// Field and delete conflicts the merges reported.
+    public var conflicts: [FieldConflict] = []
+    /// Bytes the transport sent and received.
+    public var bytesSent = 0
+    public var bytesReceived = 0
+
+    public init() {}
+}
+
+/// Progress of a sync, for a progress bar.
+public struct SyncProgress: Sendable, Equatable {
+    public var round: Int
+    public var received: Int
+    public var sent: Int
+    public var hasMore: Bool
+}
+
+/// The stages of applying one response, where a fault-injection hook may abort.
+package enum ApplyStage: String, Sendable, CaseIterable {
+    /// The response is decoded; nothing is merged yet.
+    case received
+    /// Every record is merged; the store transaction has not started.
+    case merged
+    /// Everything is written inside the store transaction, which has not committed.
+    case written
+    /// The transaction has committed; the round has not returned yet.
+    case committed
+}
