@@ -9,7 +9,6 @@ final class EntityTable {
     let upsert: String
     let select: String
     let delete: String
-    let exists: String
     /// The value kind each field accepts besides null, by position.
     let kinds: [ValueKind]
     /// Entities and fields that reference this entity, with their delete action.
@@ -28,7 +27,6 @@ final class EntityTable {
             + "ON CONFLICT (\"id\") DO UPDATE SET \(updates)"
         select = "SELECT \(columns.joined(separator: ", ")) FROM \(table) WHERE \"id\" = ?"
         delete = "DELETE FROM \(table) WHERE \"id\" = ?"
-        exists = "SELECT 1 FROM \(table) WHERE \"id\" = ?"
         kinds = entity.fields.map(\.type.valueKind)
     }
 

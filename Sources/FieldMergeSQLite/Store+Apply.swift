@@ -2,36 +2,36 @@ import FieldMerge
 
 /// One record the server acknowledged: what the replica keeps now, and the server's version,
 /// which becomes the ancestor.
-public struct AcknowledgedRecord: Sendable {
+package struct AcknowledgedRecord: Sendable {
     /// What to hold locally: the merge of the server's version with the local edits (equal to
     /// ``ancestor`` when nothing local is pending). Deleted records leave the app table.
-    public var record: Record
+    package var record: Record
     /// The server's version: the new ancestor (deleted when the server deleted it).
-    public var ancestor: Record
+    package var ancestor: Record
     /// The revision the server gave ``ancestor``.
-    public var revision: Int64
+    package var revision: Int64
 
-    public init(record: Record, ancestor: Record, revision: Int64) {
+    package init(record: Record, ancestor: Record, revision: Int64) {
         self.record = record
         self.ancestor = ancestor
         self.revision = revision
     }
 
     /// A record taken as the server has it, with nothing pending.
-    public init(_ record: Record, revision: Int64) {
+    package init(_ record: Record, revision: Int64) {
         self.init(record: record, ancestor: record, revision: revision)
     }
 }
 
 /// What one server response changes in the store, applied in one transaction.
-public struct ServerChanges: Sendable {
+package struct ServerChanges: Sendable {
     /// Temporary ids the server replaced by permanent ones.
-    public var remaps: [(entity: String, temporary: Int64, permanent: Int64)]
-    public var records: [AcknowledgedRecord]
+    package var remaps: [(entity: String, temporary: Int64, permanent: Int64)]
+    package var records: [AcknowledgedRecord]
     /// The server's revision after this response; nil leaves it as it is.
-    public var maxRevision: Int64?
+    package var maxRevision: Int64?
 
-    public init(
+    package init(
         remaps: [(entity: String, temporary: Int64, permanent: Int64)] = [], records: [AcknowledgedRecord] = [],
         maxRevision: Int64? = nil
     ) {
@@ -48,7 +48,7 @@ extension Store {
     ///
     /// - Parameter beforeCommit: Runs inside the transaction after everything is written;
     ///   throwing from it rolls everything back (the sync layer and crash tests use it).
-    public func apply(_ changes: ServerChanges, beforeCommit: () throws -> Void = {}) throws(StoreError) {
+    package func apply(_ changes: ServerChanges, beforeCommit: () throws -> Void = {}) throws(StoreError) {
         try write {
             for remap in changes.remaps {
                 try self.remap(remap.entity, temporary: remap.temporary, permanent: remap.permanent)

@@ -5,12 +5,12 @@ extension Store {
     /// carrying the data, the ancestors and the revision, so a new replica can start from it
     /// instead of downloading everything (the case study ships one in the app bundle).
     ///
-    /// - Throws: ``StoreError/Code/invalidRecord`` while local changes are unsent: a
+    /// - Throws: ``StoreError/Code/unsyncedChanges`` while local changes are unsent: a
     ///   snapshot holds only what the server acknowledged. ``StoreError/Code/sqlite`` when
     ///   the file exists or cannot be written.
     public func exportSnapshot(to path: String) throws(StoreError) {
         guard try pendingChanges(limit: 1).isEmpty else {
-            throw StoreError(.invalidRecord, "the store has unsent local changes; sync before exporting a snapshot")
+            throw StoreError(.unsyncedChanges, "the store has unsent local changes; sync before exporting a snapshot")
         }
         try sqlite { () throws(SQLiteError) in
             if case .file = database.location { try database.execute("PRAGMA wal_checkpoint(TRUNCATE)") }

@@ -178,11 +178,11 @@ public final class Store {
 extension Store {
     /// Advances the clock past stamps received from the server (see ``HybridClock/observe(_:)``).
     /// The clock is persisted with the next write.
-    public func observe(_ stamps: some Sequence<Stamp>) {
+    package func observe(_ stamps: some Sequence<Stamp>) {
         // Observing the largest is observing them all, with one reading of the wall clock.
         if let newest = stamps.max(), !newest.isNone { clock.observe(newest) }
     }
 
     /// A fresh stamp of this replica's clock (for values a merge computes).
-    public func nextStamp() -> Stamp { clock.now() }
+    package func nextStamp() -> Stamp { clock.now() }
 }

@@ -22,6 +22,8 @@ public struct StoreError: Error, Equatable, Sendable, CustomStringConvertible {
         case restricted
         /// The caller's code threw inside a store transaction; everything was rolled back.
         case aborted
+        /// Refused while local changes wait to be sent (exporting a snapshot).
+        case unsyncedChanges
     }
 
     public var code: Code
@@ -29,13 +31,19 @@ public struct StoreError: Error, Equatable, Sendable, CustomStringConvertible {
     public var entity: String?
     public var id: Int64?
     public var underlying: SQLiteError?
+    /// The core's refusal, for ``Code/invalidRecord`` errors that come from the merge core.
+    public var mergeError: MergeError?
 
-    public init(_ code: Code, _ message: String, entity: String? = nil, id: Int64? = nil, underlying: SQLiteError? = nil) {
+    public init(
+        _ code: Code, _ message: String, entity: String? = nil, id: Int64? = nil, underlying: SQLiteError? = nil,
+        mergeError: MergeError? = nil
+    ) {
         self.code = code
         self.message = message
         self.entity = entity
         self.id = id
         self.underlying = underlying
+        self.mergeError = mergeError
     }
 
     /// SQLite's error as the store's: a damaged file (or damaged metadata) is ``Code/corrupt``,
@@ -45,7 +53,7 @@ public struct StoreError: Error, Equatable, Sendable, CustomStringConvertible {
     }
 
     init(_ error: MergeError, entity: String? = nil, id: Int64? = nil) {
-        self.init(.invalidRecord, error.description, entity: entity, id: id)
+        self.init(.invalidRecord, error.description, entity: entity, id: id, mergeError: error)
     }
 
     /// Whether the database was busy or locked by another connection: retrying later may work,

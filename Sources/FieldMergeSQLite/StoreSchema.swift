@@ -10,7 +10,6 @@ enum StoreSchema {
     static let revisionColumn = "__fm_revision"
     static let ancestorColumn = "__fm_ancestor"
 
-    static func columnType(_ type: FieldType) -> String { type.sqliteColumnType }
 
     /// `CREATE TABLE` for one entity: an integer primary key, a typed column per field,
     /// foreign keys for references (checked at commit, so a transaction may write a child

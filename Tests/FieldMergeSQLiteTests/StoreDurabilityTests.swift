@@ -125,7 +125,8 @@ struct InjectedCrash: Error {}
         let lists = (1...100).map { Record(entity: "lists", id: Int64($0), values: [.text("L\($0)")], stamps: [Stamp(clock: 9, replica: ReplicaID(2))]) }
         try store.apply(ServerChanges(records: lists.map { AcknowledgedRecord($0, revision: 12) }, maxRevision: 12))
         let local = try store.insert("lists", values: ["unsent"])
-        #expect(throws: StoreError.self) { try store.exportSnapshot(to: folder.file("snap.sqlite")) }
+        let refused = #expect(throws: StoreError.self) { try store.exportSnapshot(to: folder.file("snap.sqlite")) }
+        #expect(refused?.code == .unsyncedChanges)
         try store.delete("lists", id: local)
         try store.exportSnapshot(to: folder.file("snap.sqlite"))
         let fresh = try Store.openSnapshot(at: folder.file("snap.sqlite"), schema: storeSchema(), replica: ReplicaID(3))

@@ -94,7 +94,7 @@ final class SlowTransport: SyncTransport {
     @Test func cancellingTheOnlyCaller_cancelsTheSync_andTheNextOneFinishesIt() async throws {
         let schema = try syncSchema()
         let server = InProcessTransport(server: try RevisionServer(.memory, schema: schema))
-        let slow = SlowTransport(server, pause: .milliseconds(200))
+        let slow = SlowTransport(server, pause: .seconds(30))  // ends only by cancellation
         let client = SyncClient(store: try Store(.memory, schema: schema, replica: ReplicaID(7)), transport: slow)
         try await client.write { store in _ = try store.insert("lists", values: ["Home"]) }
         let cancelled = Task { try await client.sync() }
