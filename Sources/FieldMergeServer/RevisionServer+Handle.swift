@@ -40,6 +40,7 @@ extension RevisionServer {
                 .unsupportedProtocolVersion,
                 "the request speaks protocol version \(version); this server speaks \(WireProtocol.version)")
         }
+        try Self.validate(request)
         do {
             guard !request.changeSets.isEmpty else {
                 return try await storage.read { () async throws -> SyncResponse in
@@ -51,7 +52,7 @@ extension RevisionServer {
             let replyKey = request.clientID.map { client in identity.map { "\($0.user)/\(client)" } ?? client }
             return try await storage.write { () async throws -> SyncResponse in
                 if let replyKey, let id = request.requestID, let stored = try await storage.reply(client: replyKey, request: id) {
-                    return try codec.decodeResponse(stored)
+                    return try await replay(stored, of: request)
                 }
                 return try await respond(request, identity: identity, replyKey: replyKey)
             }
@@ -67,20 +68,39 @@ extension RevisionServer {
         var revision = state.maxRevision
         let limit = max(1, request.limit ?? options.defaultPageLimit)
         let page = try await catchUp(after: request.maxRevision, through: revision, limit: limit)
-        var answers: [ChangeSet] = page.changeSet.map { [$0] } ?? []
+        var answers: [ChangeSet] = []
         var idMap: [String: [Int64: Int64]] = [:]
         for changeSet in request.changeSets {
             answers.append(try await apply(changeSet, identity: identity, revision: &revision, idMap: &idMap))
         }
-        let response = SyncResponse(maxRevision: page.hasMore ? page.end : revision, changeSets: answers, hasMore: page.hasMore)
+        let response = SyncResponse(
+            maxRevision: page.hasMore ? page.end : revision, changeSets: (page.changeSet.map { [$0] } ?? []) + answers,
+            hasMore: page.hasMore)
         if !request.changeSets.isEmpty {
             try await storage.saveState(ServerState(maxRevision: revision, clock: clock.last))
             if let replyKey, let id = request.requestID {
-                try await storage.storeReply(client: replyKey, request: id, response: codec.encode(response))
+                // Only the answers are kept (bounded by what the client sent); a replay
+                // reads the catch-up part again, up to where this one ended.
+                let reply = StoredReply(
+                    pageEnd: page.hasMore ? page.end : state.maxRevision,
+                    answers: SyncResponse(maxRevision: response.maxRevision, changeSets: answers, hasMore: page.hasMore))
+                try await storage.storeReply(client: replyKey, request: id, response: reply.encoded(codec))
             }
         }
         maxRevision = revision
         return response
+    }
+
+    /// The answer to a retry whose answer was lost: the catch-up part read again up to where
+    /// the first answer's ended (records changed since then come in a later catch-up), and
+    /// the stored answers to its change sets.
+    private func replay(_ stored: [UInt8], of request: SyncRequest) async throws -> SyncResponse {
+        let reply = try StoredReply(decoding: stored, codec)
+        let limit = max(1, request.limit ?? options.defaultPageLimit)
+        let page = try await catchUp(after: request.maxRevision, through: reply.pageEnd, limit: limit)
+        return SyncResponse(
+            maxRevision: reply.answers.maxRevision, changeSets: (page.changeSet.map { [$0] } ?? []) + reply.answers.changeSets,
+            hasMore: reply.answers.hasMore)
     }
 
     /// What the caller of ``handle(_:identity:)`` sees of an error inside it.
@@ -100,13 +120,14 @@ extension RevisionServer {
 
     /// The records changed after `revision` up to `latest`, read from the log in revision
     /// order: at most `limit`, ending on a revision boundary (a revision larger than `limit`
-    /// comes whole).
+    /// comes whole). `hasMore` says whether the log holds anything after the page's end (a
+    /// replay reads up to an older `latest`, and its page needs the parents of later changes too).
     func catchUp(after revision: Int64, through latest: Int64, limit: Int) async throws -> Page {
-        guard let first = try await storage.logRevision(after: revision, offset: 0) else {
+        guard let first = try await storage.logRevision(after: revision, offset: 0), first <= latest else {
             return Page(changeSet: nil, end: revision, hasMore: false)
         }
         var end = latest
-        if let cut = try await storage.logRevision(after: revision, offset: limit) {
+        if let cut = try await storage.logRevision(after: revision, offset: limit), cut <= latest {
             // Row limit + 1 exists: end before its revision, or take that revision whole
             // when it is the only one in the page.
             let last = try await storage.logRevision(after: revision, offset: limit - 1) ?? cut

@@ -114,7 +114,10 @@ extension SyncResponder {
 
     private func decompressed(_ bytes: [UInt8], gzip: Bool) throws(Refusal) -> [UInt8] {
         guard gzip else { return bytes }
-        do { return try Gzip.decompress(bytes, limit: configuration.limits.maxDecompressedBytes) } catch { throw Refusal(error) }
+        // Inflated against the request limit: a small bomb costs no more memory than a
+        // large plain body may.
+        let limit = min(configuration.maxRequestBytes, configuration.limits.maxBytes, configuration.limits.maxDecompressedBytes)
+        do { return try Gzip.decompress(bytes, limit: limit) } catch { throw Refusal(error) }
     }
 
     /// `12.345`.

@@ -36,6 +36,11 @@ import Testing
             Case(name: "truncated gzip", body: Array(gzipped.dropLast(9)), gzip: true, status: 400, error: "gzipTruncated"),
             Case(name: "gzip header on plain JSON", body: valid, gzip: true, status: 400, error: "gzipCorrupt"),
             Case(name: "positive id for a create (refused by the server)", body: Array(Self.valid.replacingOccurrences(of: "-1", with: "7").utf8), status: 400, error: "badRequest"),
+            Case(name: "attributes for an id that is in no list", body: Array(Self.valid.replacingOccurrences(of: #""create":[-1]"#, with: #""create":[]"#).utf8), status: 400, error: "badRequest"),
+            Case(name: "a temporary id created twice", body: Array(Self.valid.replacingOccurrences(of: #""create":[-1]"#, with: #""create":[-1,-1]"#).utf8), status: 400, error: "badRequest"),
+            Case(name: "an update without a revision", body: Array(Self.valid.replacingOccurrences(of: #""create":[-1],"update":[]"#, with: #""create":[],"update":[1]"#).replacingOccurrences(of: #""-1":"#, with: #""1":"#).utf8), status: 400, error: "badRequest"),
+            Case(name: "a delete without attributes", body: Array(Self.valid.replacingOccurrences(of: #""delete":[]"#, with: #""delete":[1]"#).utf8), status: 400, error: "badRequest"),
+            Case(name: "another protocol version", body: Array(Self.valid.replacingOccurrences(of: #"{"maxRevision":1,"#, with: #"{"maxRevision":1,"protocolVersion":99,"#).utf8), status: 400, error: "unsupportedProtocolVersion"),
         ]
     }()
 
@@ -80,6 +85,19 @@ import Testing
         let bomb = Gzip.compress(Array(Self.valid.utf8) + [UInt8](repeating: 0x20, count: 4 << 20), level: 9)
         #expect(bomb.count < 16_384)
         try await withHTTPServer(try Self.seededServer(), configuration: .init(limits: limits)) { running in
+            let before = try await running.state()
+            let response = try await RawHTTP.exchange(port: running.port, headers: ["Content-Encoding": "gzip"], body: bomb)
+            #expect(response.status == 413)
+            #expect(try JSONValue.parse(Data(response.body))["error"] == .string("gzipTooLarge"))
+            #expect(try await running.state() == before)
+        }
+    }
+
+    /// The bomb inflates against the request limit too, not only the (larger) JSON limit: the
+    /// memory one request costs is bounded by the request limit.
+    @Test func gzipBomb_isBoundedByTheRequestLimit() async throws {
+        let bomb = Gzip.compress(Array(Self.valid.utf8) + [UInt8](repeating: 0x20, count: 4 << 20), level: 9)
+        try await withHTTPServer(try Self.seededServer(), configuration: .init(maxRequestBytes: 1 << 20)) { running in
             let before = try await running.state()
             let response = try await RawHTTP.exchange(port: running.port, headers: ["Content-Encoding": "gzip"], body: bomb)
             #expect(response.status == 413)

@@ -96,3 +96,28 @@ final class RecordingTransport: SyncTransport {
         return try await inner.send(body, gzip: gzip)
     }
 }
+
+@Suite struct StoredReplyTests {
+    /// A request that also catches up on many records stores only its answers; its replay
+    /// still carries the catch-up, read again.
+    @Test func theStoredReply_keepsOnlyTheAnswers_andAReplayReadsTheCatchUpAgain() async throws {
+        let schema = try syncSchema()
+        let server = try RevisionServer(.memory, schema: schema)
+        let many = (1...500).map { WireRecord(id: -Int64($0), present: FieldMask([0]), values: [.text("List \($0) with a long name")]) }
+        _ = try await server.handle(SyncRequest(
+            maxRevision: 0, changeSets: [ChangeSet(entities: [EntityChanges(entity: "lists", create: many.map(\.id), records: many)])]))
+        let mine = SyncRequest(
+            maxRevision: 0,
+            changeSets: [ChangeSet(entities: [EntityChanges(
+                entity: "lists", create: [-1], records: [WireRecord(id: -1, present: FieldMask([0]), values: ["Mine"])])])],
+            clientID: "c", requestID: "r")
+        let first = try await server.handle(mine)
+        #expect(first.changeSets.first?.entities.first?.records.count == 500)
+        let stored = try #require(try server.database.scalar("SELECT length(response) FROM __fm_replies") )
+        guard case .integer(let size) = stored else { Issue.record("no stored reply"); return }
+        #expect(size < 1_000, "the stored reply holds the 500 caught-up records: \(size) bytes")
+        let replay = try await server.handle(mine)
+        #expect(replay == first)
+        #expect(try server.database.scalar("SELECT count(*) FROM lists") == .integer(501))
+    }
+}

@@ -1,0 +1,46 @@
+import FieldMergeProtocol
+
+extension RevisionServer {
+    /// Refuses, before anything is applied, a request whose change sets do not say
+    /// unambiguously what to do: every listed record has exactly one attributes entry, every
+    /// entry belongs to a listed record, no id is listed twice in one entity of one change
+    /// set, created ids are negative, and updates and deletes name the revision they were
+    /// made on.
+    ///
+    /// - Throws: ``ServerError/Code/badRequest`` naming the change set, entity and id.
+    static func validate(_ request: SyncRequest) throws(ServerError) {
+        for (position, changeSet) in request.changeSets.enumerated() {
+            for changes in changeSet.entities {
+                func refuse(_ problem: String) -> ServerError {
+                    ServerError(.badRequest, "change set \(position), \(changes.entity): \(problem)")
+                }
+                var attributes: [Int64: WireRecord] = [:]
+                attributes.reserveCapacity(changes.records.count)
+                for record in changes.records {
+                    guard attributes.updateValue(record, forKey: record.id) == nil else {
+                        throw refuse("record \(record.id) has two attributes entries")
+                    }
+                }
+                var listed = Set<Int64>()
+                listed.reserveCapacity(attributes.count)
+                for (kind, ids) in [("create", changes.create), ("update", changes.update), ("delete", changes.delete)] {
+                    for id in ids {
+                        guard listed.insert(id).inserted else { throw refuse("record \(id) is listed twice") }
+                        if kind == "create" {
+                            guard id < 0 else { throw refuse("created ids must be negative temporary ids, got \(id)") }
+                            guard attributes[id] != nil else { throw refuse("no attributes for created record \(id)") }
+                        } else {
+                            guard let record = attributes[id] else { throw refuse("no attributes for \(kind)d record \(id)") }
+                            guard record.revision != nil else {
+                                throw refuse("the \(kind) of record \(id) names no revision (the revision it was made on)")
+                            }
+                        }
+                    }
+                }
+                for id in attributes.keys where !listed.contains(id) {
+                    throw refuse("attributes for record \(id), which is in none of create, update and delete")
+                }
+            }
+        }
+    }
+}
