@@ -19,6 +19,8 @@ struct BenchLine {
     mutating func add(_ key: String, _ value: Int) { extra.append((key, String(value))) }
     mutating func add(_ key: String, _ value: Bool) { extra.append((key, value ? "true" : "false")) }
     mutating func add(_ key: String, _ value: String) { extra.append((key, "\"\(value)\"")) }
+    /// Every run's seconds, as a JSON array, beside the median the line reports.
+    mutating func add(_ key: String, _ values: [Double]) { extra.append((key, "[" + values.map(format).joined(separator: ",") + "]")) }
 
     func render() -> String {
         var parts: [(String, String)] = [
