@@ -145,21 +145,38 @@ extension Store {
     }
 
     /// Saves `record`: only the fields whose value changed are stamped and queued.
+    ///
+    /// A record still holding the temporary id it was inserted under is saved to the
+    /// permanent id the server gave it since (``currentID(of:)``).
     /// - Returns: The fields that changed.
     @discardableResult
     public func save<R: StoredRecord>(_ record: R) throws(StoreError) -> FieldMask {
         let values = R.table.values(of: record)
-        return try update(R.table.entity.name, id: record.id, set: values.enumerated().map { (field: $0.offset, value: $0.element) })
+        return try update(R.table.entity.name, id: try currentID(of: record), set: values.enumerated().map { (field: $0.offset, value: $0.element) })
     }
 
-    /// The record with this id, or nil (also when it is deleted).
+    /// The record with this id (a temporary id the server has replaced finds the record
+    /// under its permanent id), or nil (also when it is deleted).
     public func fetch<R: StoredRecord>(_ type: R.Type, id: Int64) throws(StoreError) -> R? {
-        guard let record = try record(R.table.entity.name, id: id), !record.isDeleted else { return nil }
+        guard let record = try record(R.table.entity.name, id: try currentID(R.table.entity.name, id)), !record.isDeleted else { return nil }
         return try R.table.row(from: record)
     }
 
-    /// Deletes `record`, following the schema's references.
+    /// Deletes `record`, following the schema's references (by its permanent id when the
+    /// server has replaced the temporary one it holds).
     public func delete<R: StoredRecord>(_ record: R) throws(StoreError) {
-        try delete(R.table.entity.name, id: record.id)
+        try delete(R.table.entity.name, id: try currentID(of: record))
+    }
+
+    /// The id `record` has in the store now: its own, or, for a temporary id the server has
+    /// replaced, the permanent one. Assign it back to keep the record current.
+    public func currentID<R: StoredRecord>(of record: R) throws(StoreError) -> Int64 {
+        try currentID(R.table.entity.name, record.id)
+    }
+
+    /// `id`, or the permanent id that replaced it when it is a temporary one.
+    func currentID(_ entity: String, _ id: Int64) throws(StoreError) -> Int64 {
+        guard id < 0 else { return id }
+        return try permanentID(entity, temporary: id) ?? id
     }
 }

@@ -80,3 +80,26 @@ struct Reminder: StoredRecord {
         #expect(throws: StoreError.self) { try store.fetch(Reminder.self, id: reminder.id) }
     }
 }
+
+@Suite struct TypedRecordAfterSyncTests {
+    /// A typed record inserted offline keeps its temporary id in the app's variable; after a
+    /// sync gave it a permanent id, saving, fetching and deleting it still work.
+    @Test func aRecordHoldingItsTemporaryId_isFoundUnderItsPermanentId() throws {
+        let store = try Store(.memory, schema: Schema([TodoList.table.entity, Reminder.table.entity]), replica: ReplicaID(1),
+                              wall: ManualWallClock(milliseconds: 1_000))
+        var list = TodoList(name: "Home")
+        try store.insert(&list)
+        #expect(list.id == -1)
+        let confirmed = Record(entity: "lists", id: 5, values: ["Home"], stamps: [Stamp(clock: 1_000 << 16, replica: ReplicaID(1))])
+        try store.apply(ServerChanges(
+            remaps: [(entity: "lists", temporary: -1, permanent: 5)], records: [AcknowledgedRecord(confirmed, revision: 1)],
+            maxRevision: 1))
+        #expect(try store.currentID(of: list) == 5)
+        list.name = "Work"
+        #expect(try store.save(list) == FieldMask([0]))
+        #expect(try store.fetch(TodoList.self, id: -1)?.name == "Work")
+        #expect(try store.fetch(TodoList.self, id: -1)?.id == 5)
+        try store.delete(list)
+        #expect(try store.fetch(TodoList.self, id: 5) == nil)
+    }
+}
