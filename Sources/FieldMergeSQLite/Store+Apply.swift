@@ -30,6 +30,11 @@ package struct ServerChanges: Sendable {
     package var records: [AcknowledgedRecord]
     /// The server's revision after this response; nil leaves it as it is.
     package var maxRevision: Int64?
+    /// Records received as created by others (catch-up `create`), by entity: the change
+    /// feed reports them as inserted, the others as updated.
+    package var created: [String: Set<Int64>] = [:]
+    /// The conflicts the merges of this response decided, for the change feed.
+    package var conflicts: [FieldConflict] = []
 
     package init(
         remaps: [(entity: String, temporary: Int64, permanent: Int64)] = [], records: [AcknowledgedRecord] = [],
@@ -49,9 +54,10 @@ extension Store {
     /// - Parameter beforeCommit: Runs inside the transaction after everything is written;
     ///   throwing from it rolls everything back (the sync layer and crash tests use it).
     package func apply(_ changes: ServerChanges, beforeCommit: () throws -> Void = {}) throws(StoreError) {
-        try write {
+        try write(origin: .sync) {
             for remap in changes.remaps {
                 try self.remap(remap.entity, temporary: remap.temporary, permanent: remap.permanent)
+                journal { $0.remapped.append(StoreChange.Remap(entity: remap.entity, temporary: remap.temporary, permanent: remap.permanent)) }
             }
             let counts = try database.rows(
                 "SELECT (SELECT count(*) FROM \"__fm_outbox\"), (SELECT count(*) FROM \"__fm_tombstones\")")
@@ -59,8 +65,19 @@ extension Store {
             var deleted: [(table: EntityTable, id: Int64)] = []
             for acknowledged in changes.records {
                 try applyOne(acknowledged, outboxEmpty: outboxEmpty, noTombstones: noTombstones)
-                if acknowledged.record.isDeleted { deleted.append((try table(acknowledged.record.entity), acknowledged.record.id)) }
+                let record = acknowledged.record
+                if record.isDeleted { deleted.append((try table(record.entity), record.id)) }
+                journal { change in
+                    if record.isDeleted {
+                        change.deleted[record.entity, default: []].append(record.id)
+                    } else if changes.created[record.entity]?.contains(record.id) == true {
+                        change.inserted[record.entity, default: []].append(record.id)
+                    } else {
+                        change.updated[record.entity, default: []].append(record.id)
+                    }
+                }
             }
+            if !changes.conflicts.isEmpty { journal { $0.conflicts = changes.conflicts } }
             // Records the server's cascade could not reach (created here, not sent yet or
             // refused) may still point at a record it deleted: they follow the schema's
             // `onDelete` as if the delete had been made here, else the commit would fail.

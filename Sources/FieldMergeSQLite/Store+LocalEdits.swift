@@ -42,6 +42,7 @@ extension Store {
         try writeRow(table, row)
         try markPending(table.entity.name, id: id)
         try saveState()
+        journal { $0.inserted[table.entity.name, default: []].append(id) }
     }
 
     /// Sets the given fields of a record. Only fields whose value really changes are
@@ -76,6 +77,7 @@ extension Store {
             try writeRow(table, row)
             try markPending(entity, id: id)
             try saveState()
+            journal { $0.updated[entity, default: []].append(id) }
             return changed
         }
     }
@@ -119,6 +121,7 @@ extension Store {
             record: record, pending: row.pending, revision: row.revision, ancestor: row.ancestor))
         try deleteRow(table, id: id)
         try markPending(table.entity.name, id: id)
+        journal { $0.deleted[table.entity.name, default: []].append(id) }
     }
 
     /// Applies the schema's `onDelete` to the records that reference record `id` of `table`,
@@ -154,6 +157,7 @@ extension Store {
         row.pending = Self.pendingFields(row.record, ancestor: row.ancestor)
         try writeRow(table, row)
         try markPending(table.entity.name, id: id)
+        journal { $0.updated[table.entity.name, default: []].append(id) }
     }
 
     /// SQLite's REAL columns keep neither NaN (it becomes NULL) nor the sign of zero: the

@@ -24,6 +24,12 @@ public final class Store {
     /// The next temporary id to hand out (-1, -2, ...).
     public internal(set) var nextTemporaryID: Int64
 
+    /// Called after every committed transaction that changed something, on the thread that
+    /// wrote (the sync client's executor for a client's store); see ``StoreChange``.
+    public var onChange: ((StoreChange) -> Void)?
+    /// What the transaction in progress changed so far.
+    var pendingChange: StoreChange?
+
     var tables: [String: EntityTable] = [:]
     var scratch: [UInt8] = []
     /// The hottest statements, by entity name: cheaper to find than by their long SQL text.
@@ -159,11 +165,20 @@ public final class Store {
 
     /// Runs `body` in one transaction; on any error everything it wrote is rolled back and
     /// the store's in-memory state (clock, counters) restored.
-    func write<T>(_ body: () throws -> T) throws(StoreError) -> T {
+    func write<T>(origin: StoreChange.Origin = .local, _ body: () throws -> T) throws(StoreError) -> T {
         let saved = (clock, maxRevision, nextTemporaryID)
+        pendingChange = nil
         do {
-            return try database.transaction(.immediate, body)
+            let result = try database.transaction(.immediate, body)
+            if let change = pendingChange, let onChange {
+                pendingChange = nil
+                var change = change
+                change.origin = origin
+                if !change.isEmpty { onChange(change) }
+            }
+            return result
         } catch {
+            pendingChange = nil
             (clock, maxRevision, nextTemporaryID) = saved
             switch error {
             case let error as StoreError: throw error

@@ -112,7 +112,14 @@ struct ResponseApplier {
         }
         try hook?(.merged)
         let hook = self.hook
-        try store.apply(ServerChanges(remaps: remaps, records: records, maxRevision: response.maxRevision)) {
+        var changes = ServerChanges(remaps: remaps, records: records, maxRevision: response.maxRevision)
+        changes.conflicts = outcome.conflicts
+        for changeSet in response.changeSets.prefix(answersFrom) {
+            for entity in changeSet.entities where !entity.create.isEmpty {
+                changes.created[entity.entity, default: []].formUnion(entity.create)
+            }
+        }
+        try store.apply(changes) {
             try hook?(.written)
         }
         return outcome

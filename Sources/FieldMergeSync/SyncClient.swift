@@ -36,6 +36,9 @@ public actor SyncClient {
     /// Called at each stage of applying a response; throwing aborts the round there (a
     /// simulated crash). For fault injection in tests and `fieldmerge simulate`.
     var applyHook: (@Sendable (ApplyStage) throws -> Void)?
+    /// Who hears of every change (``changes()``, ``addObserver(_:)``), by token.
+    var observers: [Int: @Sendable (StoreChange) -> Void] = [:]
+    var nextObserver = 0
     /// The sync running now and the one queued after it.
     private var running: Job?
     private var queued: Job?

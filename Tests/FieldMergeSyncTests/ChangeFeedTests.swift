@@ -1,0 +1,79 @@
+import FieldMerge
+import FieldMergeProtocol
+import FieldMergeSQLite
+@testable import FieldMergeServer
+@testable import FieldMergeSync
+import Synchronization
+import Testing
+
+/// Collects what a client's change feed reports.
+final class ChangeLog: Sendable {
+    private let seen = Mutex<[StoreChange]>([])
+    func append(_ change: StoreChange) { seen.withLock { $0.append(change) } }
+    var changes: [StoreChange] { seen.withLock { $0 } }
+    func clear() { seen.withLock { $0 = [] } }
+}
+
+@Suite struct ChangeFeedTests {
+    @Test func localWritesAndSyncs_reportWhatChanged() async throws {
+        let world = try World(clients: 2)
+        let (a, b) = (world.clients[0], world.clients[1])
+        let log = ChangeLog()
+        await b.addObserver { log.append($0) }
+
+        // Records created elsewhere arrive as inserted.
+        try await a.write { store in
+            let list = try store.insert("lists", values: ["Home"])
+            _ = try store.insert("tasks", values: ["Milk", false, 0, .integer(list)])
+        }
+        _ = try await a.sync()
+        _ = try await b.sync()
+        #expect(log.changes.count == 1)
+        #expect(log.changes.first?.origin == .sync)
+        #expect(log.changes.first?.inserted == ["lists": [1], "tasks": [1]])
+
+        // A local insert, then its remap by the sync.
+        log.clear()
+        try await b.write { store in _ = try store.insert("lists", values: ["Work"]) }
+        _ = try await b.sync()
+        #expect(log.changes.map(\.origin) == [.local, .sync])
+        #expect(log.changes.first?.inserted == ["lists": [-1]])
+        #expect(log.changes.last?.remapped == [StoreChange.Remap(entity: "lists", temporary: -1, permanent: 2)])
+
+        // A local delete reports its cascade.
+        log.clear()
+        try await b.write { store in try store.delete("lists", id: 1) }
+        #expect(log.changes.first?.deleted == ["lists": [1], "tasks": [1]])
+    }
+
+    @Test func aMergedConflict_isReported() async throws {
+        let world = try World(clients: 2)
+        let (a, b) = (world.clients[0], world.clients[1])
+        try await a.write { store in _ = try store.insert("lists", values: ["Home"]) }
+        _ = try await a.sync()
+        _ = try await b.sync()
+        world.walls[1].advance(by: 10)
+        try await a.write { store in _ = try store.update("lists", id: 1, ["name": "Home A"]) }
+        try await b.write { store in _ = try store.update("lists", id: 1, ["name": "Home B"]) }
+        _ = try await a.sync()
+        let log = ChangeLog()
+        let stream = await b.changes()
+        let reader = Task { for await change in stream { log.append(change); if change.origin == .sync { break } } }
+        _ = try await b.sync()
+        await reader.value
+        let conflicts = log.changes.flatMap(\.conflicts)
+        #expect(conflicts.count == 1)
+        #expect(conflicts.first?.entity == "lists" && conflicts.first?.id == 1)
+    }
+
+    @Test func aRolledBackWrite_reportsNothing() throws {
+        let store = try Store(.memory, schema: try syncSchema(), replica: ReplicaID(1))
+        var seen: [StoreChange] = []
+        store.onChange = { seen.append($0) }
+        _ = try store.insert("lists", values: ["Home"])
+        #expect(throws: StoreError.self) { _ = try store.insert("tasks", values: ["Milk", false, 0, .integer(99)]) }
+        #expect(throws: StoreError.self) { _ = try store.update("lists", id: -1, ["name": .integer(3)]) }
+        #expect(seen.count == 1)
+        #expect(seen.first?.inserted == ["lists": [-1]])
+    }
+}
