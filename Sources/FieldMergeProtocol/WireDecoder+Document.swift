@@ -153,6 +153,7 @@ extension _Parser {
         let objectAt = position
         var types: [Int]?, typesAt = objectAt
         var conflict: Bool?
+        var refused: [RefusedRecord] = []
         var seen: UInt8 = 0
         var objects: [(entity: Int, changes: EntityChanges, keyAt: Int)] = []
         if try open(UInt8(ascii: "{"), "a change set object") {
@@ -165,6 +166,9 @@ extension _Parser {
                 } else if key.equals("conflict") {
                     try once(&seen, 2, key)
                     conflict = try null() ? nil : try bool("conflict (a bool)")
+                } else if key.equals("__refused__") {
+                    try once(&seen, 4, key)
+                    refused = try parseRefused(codec)
                 } else {
                     let name = key.text
                     guard let entity = codec.entityIndex[name] else {
@@ -193,7 +197,46 @@ extension _Parser {
             }
             entities.append(object.changes)
         }
-        return ChangeSet(entities: entities, conflict: conflict)
+        return ChangeSet(entities: entities, conflict: conflict, refused: refused)
+    }
+
+    /// `"__refused__": [{"type", "id", "code", "message"}, …]`.
+    private mutating func parseRefused(_ codec: WireCodec) throws(WireError) -> [RefusedRecord] {
+        var refused: [RefusedRecord] = []
+        guard try open(UInt8(ascii: "["), "an array of refused records") else { return refused }
+        repeat {
+            let objectAt = position
+            var entity: String?, id: Int64?, code: String?, message: String?
+            var seen: UInt8 = 0
+            if try open(UInt8(ascii: "{"), "a refused record object") {
+                repeat {
+                    let key = try key()
+                    if key.equals("type") {
+                        try once(&seen, 1, key)
+                        let at = position
+                        let name = try text("type (a string)")
+                        guard codec.entityIndex[name] != nil else { throw error(.unknownEntity, "unknown entity '\(name)'", at: at) }
+                        entity = name
+                    } else if key.equals("id") {
+                        try once(&seen, 2, key)
+                        id = try int64("id (an integer)")
+                    } else if key.equals("code") {
+                        try once(&seen, 4, key)
+                        code = try text("code (a string)")
+                    } else if key.equals("message") {
+                        try once(&seen, 8, key)
+                        message = try text("message (a string)")
+                    } else {
+                        try skipValue()
+                    }
+                } while try next(UInt8(ascii: "}"))
+            }
+            guard let entity, let id, let code else {
+                throw error(.invalidValue, "a refused record needs type, id and code", at: objectAt)
+            }
+            refused.append(RefusedRecord(entity: entity, id: id, code: code, message: message ?? ""))
+        } while try next(UInt8(ascii: "]"))
+        return refused
     }
 
     private mutating func parseTypes(_ codec: WireCodec) throws(WireError) -> [Int] {

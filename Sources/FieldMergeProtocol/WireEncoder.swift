@@ -51,6 +51,22 @@ extension WireCodec {
         if let conflict = changeSet.conflict {
             writer.raw(conflict ? "\"conflict\":true," : "\"conflict\":false,")
         }
+        if !changeSet.refused.isEmpty {
+            writer.raw("\"__refused__\":[")
+            for (position, refused) in changeSet.refused.enumerated() {
+                if position > 0 { writer.byte(UInt8(ascii: ",")) }
+                writer.raw("{\"type\":")
+                writer.string(refused.entity)
+                writer.raw(",\"id\":")
+                writer.integer(refused.id)
+                writer.raw(",\"code\":")
+                writer.string(refused.code)
+                writer.raw(",\"message\":")
+                writer.string(refused.message)
+                writer.byte(UInt8(ascii: "}"))
+            }
+            writer.raw("],")
+        }
         writer.raw("\"types\":[")
         for (position, changes) in changeSet.entities.enumerated() {
             if position > 0 { writer.byte(UInt8(ascii: ",")) }

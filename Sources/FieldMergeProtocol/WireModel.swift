@@ -79,10 +79,35 @@ public struct ChangeSet: Sendable, Equatable {
     /// `"conflict"`: set on the change sets of a response that answer a request's change
     /// sets; `nil` where the key is absent (requests, catch-up change sets).
     public var conflict: Bool?
+    /// `"__refused__"` (extension): in a conflict answer, the records the server refuses as
+    /// they are, whatever their revision, with the reason. The other records of the change
+    /// set were only caught in its conflict.
+    public var refused: [RefusedRecord]
 
-    public init(entities: [EntityChanges], conflict: Bool? = nil) {
+    public init(entities: [EntityChanges], conflict: Bool? = nil, refused: [RefusedRecord] = []) {
         self.entities = entities
         self.conflict = conflict
+        self.refused = refused
+    }
+}
+
+/// A record of a change set that the server refuses as it is: sending it again unchanged is
+/// refused again. On the wire `{"type": "lists", "id": -1, "code": "unauthorized",
+/// "message": "…"}` (the id as the client sent it: temporary for a create).
+public struct RefusedRecord: Sendable, Hashable {
+    public var entity: String
+    public var id: Int64
+    /// Why, for code: `unauthorized` (the authorization hook refused it), `restricted` (a
+    /// delete that records referencing it prevent), or another server's own code.
+    public var code: String
+    /// Why, in words.
+    public var message: String
+
+    public init(entity: String, id: Int64, code: String, message: String) {
+        self.entity = entity
+        self.id = id
+        self.code = code
+        self.message = message
     }
 }
 

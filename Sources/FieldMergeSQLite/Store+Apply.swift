@@ -35,6 +35,9 @@ package struct ServerChanges: Sendable {
     package var created: [String: Set<Int64>] = [:]
     /// The conflicts the merges of this response decided, for the change feed.
     package var conflicts: [FieldConflict] = []
+    /// Changes the server refused as they are: kept aside with the reason (by the id the
+    /// record has after the remaps).
+    package var refused: [(entity: String, id: Int64, code: String, message: String)] = []
 
     package init(
         remaps: [(entity: String, temporary: Int64, permanent: Int64)] = [], records: [AcknowledgedRecord] = [],
@@ -85,6 +88,9 @@ extension Store {
                 let stamp = clock.now()
                 var visited: Set<String> = []
                 for (table, id) in deleted { try followReferences(to: table, id: id, stamp: stamp, visited: &visited) }
+            }
+            for refusal in changes.refused {
+                try park(refusal.entity, id: refusal.id, code: refusal.code, message: refusal.message)
             }
             if let revision = changes.maxRevision { maxRevision = revision }
             try saveState()

@@ -54,10 +54,16 @@ extension Store {
     /// before their children come first), one change per record however often it was
     /// edited. A record created and deleted before any sync sends nothing.
     ///
-    /// - Parameter limit: At most this many changes (the rest stay queued).
-    public func pendingChanges(limit: Int = .max) throws(StoreError) -> [PendingChange] {
+    /// - Parameters:
+    ///   - limit: At most this many changes (the rest stay queued).
+    ///   - includingParked: Also the changes the server refused, which wait aside
+    ///     (``unsyncedChanges()``) and which a sync does not send.
+    public func pendingChanges(limit: Int = .max, includingParked: Bool = false) throws(StoreError) -> [PendingChange] {
         let marks = try sqlite { () throws(SQLiteError) in
-            try database.rows("SELECT \"entity\", \"id\" FROM \"__fm_outbox\" ORDER BY \"seq\"")
+            try database.rows(includingParked
+                ? "SELECT \"entity\", \"id\" FROM \"__fm_outbox\" ORDER BY \"seq\""
+                : "SELECT o.\"entity\", o.\"id\" FROM \"__fm_outbox\" o WHERE NOT EXISTS (SELECT 1 FROM \"__fm_parked\" p "
+                    + "WHERE p.\"entity\" = o.\"entity\" AND p.\"id\" = o.\"id\") ORDER BY o.\"seq\"")
         }
         var changes: [PendingChange] = []
         for mark in marks where changes.count < limit {

@@ -165,8 +165,10 @@ extension Store {
         try database.run("INSERT OR IGNORE INTO \"__fm_outbox\" (\"entity\", \"id\") VALUES (?, ?)", [.text(entity), .integer(id)])
     }
 
+    /// The record has nothing left to send: out of the outbox, and no longer refused.
     func clearPending(_ entity: String, id: Int64) throws(SQLiteError) {
         try database.run("DELETE FROM \"__fm_outbox\" WHERE \"entity\" = ? AND \"id\" = ?", [.text(entity), .integer(id)])
+        try unpark(entity, id: id)
     }
 }
 

@@ -29,6 +29,8 @@ public final class Store {
     public var onChange: ((StoreChange) -> Void)?
     /// What the transaction in progress changed so far.
     var pendingChange: StoreChange?
+    /// The wall clock the replica's clock reads (also for the time a change was refused).
+    let wall: any WallClock
 
     var tables: [String: EntityTable] = [:]
     var scratch: [UInt8] = []
@@ -55,6 +57,7 @@ public final class Store {
         wall: any WallClock = SystemWallClock(), options: Database.Options = Database.Options()
     ) throws(StoreError) {
         self.schema = schema
+        self.wall = wall
         let database = try sqlite { () throws(SQLiteError) in try Database(location, options: options) }
         self.database = database
         var tables: [String: EntityTable] = [:]
@@ -72,6 +75,9 @@ public final class Store {
         }
         if !initialized {
             try Self.create(database, schema: schema, replica: replica ?? Self.randomReplica())
+        }
+        if !options.readOnly {
+            try sqlite { () throws(SQLiteError) in try database.execute(StoreSchema.parkedTable) }
         }
         let state = try Self.readState(database, schema: schema)
         self.replica = state.replica

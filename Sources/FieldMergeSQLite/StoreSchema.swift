@@ -35,6 +35,14 @@ enum StoreSchema {
           "revision" INTEGER, "ancestor" BLOB, PRIMARY KEY ("entity", "id")) WITHOUT ROWID;
         CREATE TABLE "__fm_idmap" ("entity" TEXT NOT NULL, "temporary" INTEGER NOT NULL,
           "permanent" INTEGER NOT NULL, PRIMARY KEY ("entity", "temporary")) WITHOUT ROWID;
+        \(parkedTable);
+        """
+
+    /// Changes the server refused as they are, kept aside with its reason (added to
+    /// existing stores when they open).
+    static let parkedTable = """
+        CREATE TABLE IF NOT EXISTS "__fm_parked" ("entity" TEXT NOT NULL, "id" INTEGER NOT NULL,
+          "code" TEXT NOT NULL, "message" TEXT NOT NULL, "since" INTEGER NOT NULL, PRIMARY KEY ("entity", "id")) WITHOUT ROWID
         """
 
     /// One line per entity and field, in order: what a stored file must match.

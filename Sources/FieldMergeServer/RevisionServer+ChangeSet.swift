@@ -13,17 +13,19 @@ extension RevisionServer {
         do {
             // The savepoint rolls back whatever the change set wrote before its conflict.
             outcome = .committed(try await storage.savepoint { try await applyInSavepoint(changeSet, &attempt) })
-        } catch ServerRefusal.conflict(let touched) {
-            outcome = .conflict(touched: touched)
+        } catch ServerRefusal.conflict(let touched, let refused) {
+            outcome = .conflict(touched: touched, refused: refused)
         }
         switch outcome {
         case .committed(let answer):
             revision = attempt.revision
             idMap = attempt.idMap
             return answer
-        case .conflict(let touched):
+        case .conflict(let touched, let refused):
             clock = savedClock
-            return try await truth(for: changeSet, touched: touched, idMap: idMap)
+            var answer = try await truth(for: changeSet, touched: touched, idMap: idMap)
+            answer.refused = refused
+            return answer
         }
     }
 
@@ -31,6 +33,9 @@ extension RevisionServer {
         var revision: Int64
         var idMap: [String: [Int64: Int64]]
         var identity: SyncIdentity?
+        /// The record whose delete the client sent and that is being deleted now (a cascade's
+        /// `restrict` refuses it).
+        var sentDelete: (entity: String, id: Int64)?
         var answers: [String: EntityChanges] = [:]
         var order: [String] = []
         var touched: [(entity: String, id: Int64)] = []
@@ -147,16 +152,21 @@ extension RevisionServer {
         return stamp.clamped(toAtMost: clock.acceptanceLimit())
     }
 
-    func authorize(_ entity: String, _ id: Int64, _ kind: ChangeKind, _ attempt: ChangeSetAttempt) throws {
+    /// Asks ``Options/authorize``; a refusal refuses the record as the client sent it
+    /// (`sentID`: its temporary id for a create).
+    func authorize(_ entity: String, _ id: Int64, sentID: Int64, _ kind: ChangeKind, _ attempt: ChangeSetAttempt) throws {
         guard let authorize = options.authorize else { return }
         if !authorize(AuthorizationRequest(identity: attempt.identity, entity: entity, id: id, kind: kind)) {
-            throw ServerRefusal.conflict(touched: attempt.touched + [(entity, id)])
+            let who = attempt.identity.map { " for \($0.user)" } ?? ""
+            throw ServerRefusal.conflict(
+                touched: attempt.touched + [(entity, id)],
+                refused: [RefusedRecord(entity: entity, id: sentID, code: "unauthorized", message: "the server does not allow this \(kind.rawValue)\(who)")])
         }
     }
 
     private func create(_ wire: WireRecord, in entity: ServerEntity, _ attempt: inout ChangeSetAttempt) async throws {
         let id = attempt.resolve(entity.name, wire.id)
-        try authorize(entity.name, id, .create, attempt)
+        try authorize(entity.name, id, sentID: wire.id, .create, attempt)
         var values = ContiguousArray<Value>(), stamps = ContiguousArray<Stamp>()
         for (index, field) in entity.entity.fields.enumerated() {
             values.append(wire.present.contains(index) ? rewrite(wire.values[index], field: field, attempt) : .null)
@@ -193,7 +203,7 @@ extension RevisionServer {
             else { throw ServerRefusal.conflict(touched: attempt.touched) }
             (incoming, changed) = merge
         }
-        try authorize(entity.name, id, .update, attempt)
+        try authorize(entity.name, id, sentID: wire.id, .update, attempt)
         row.record = incoming
         row.advance(to: attempt.revision, changed: changed)
         noteReferences(row.record, fields: changed, entity: entity, &attempt)
@@ -208,6 +218,6 @@ extension RevisionServer {
 /// How a change set ended: committed with its answer, or a conflict over these records.
 enum ChangeSetOutcome {
     case committed(ChangeSet)
-    case conflict(touched: [(entity: String, id: Int64)])
+    case conflict(touched: [(entity: String, id: Int64)], refused: [RefusedRecord])
 }
 

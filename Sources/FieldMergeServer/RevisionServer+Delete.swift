@@ -20,14 +20,22 @@ extension RevisionServer {
         guard sentRevision == nil || sentRevision == row.revision || sentRevision == attempt.revisionBefore[key] else {
             throw ServerRefusal.conflict(touched: attempt.touched)
         }
-        if sentRevision != nil { try authorize(entity.name, id, .delete, attempt) }
+        if sentRevision != nil {
+            try authorize(entity.name, id, sentID: id, .delete, attempt)
+            attempt.sentDelete = (entity.name, id)
+        }
         attempt.answer(entity.name) { _ in }  // the deleted entity is listed before what it cascades to
         for reference in entity.referencedBy {
             let child = entities[reference.entity]
             for childID in try await storage.referencing(id, from: child, field: reference.field) {
                 switch reference.action {
                 case .restrict:
-                    throw ServerRefusal.conflict(touched: attempt.touched + [(child.name, childID)])
+                    let refused = attempt.sentDelete ?? (entity.name, id)
+                    throw ServerRefusal.conflict(
+                        touched: attempt.touched + [(child.name, childID)],
+                        refused: [RefusedRecord(
+                            entity: refused.entity, id: refused.id, code: "restricted",
+                            message: "\(child.name)#\(childID) references \(entity.name)#\(id), which its delete rule (restrict) keeps")])
                 case .cascade:
                     try await delete(childID, sentRevision: nil, in: child, &attempt)
                 case .setNull:

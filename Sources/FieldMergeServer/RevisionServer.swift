@@ -175,7 +175,8 @@ public struct SyncIdentity: Sendable, Hashable {
 /// Why a change set cannot commit as sent; turned into a conflict answer or an error.
 enum ServerRefusal: Error {
     /// A stale revision, a refused authorization, a restricted delete: answer with the truth.
-    case conflict(touched: [(entity: String, id: Int64)])
+    /// `refused` names the records the server will not take as they are, with the reason.
+    case conflict(touched: [(entity: String, id: Int64)], refused: [RefusedRecord] = [])
     case unknownEntity(String)
     case invalid(String)
 }

@@ -110,6 +110,7 @@ extension SyncSummary {
         merged += other.merged
         conflictingChangeSets += other.conflictingChangeSets
         conflicts += other.conflicts
+        refused += other.refused
         bytesSent += other.bytesSent
         bytesReceived += other.bytesReceived
     }

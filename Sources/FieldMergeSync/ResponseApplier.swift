@@ -23,6 +23,8 @@ struct ResponseApplier {
         /// Records answered as conflicts although the revision sent was current: refused by
         /// the server (or caught in a change set another record made conflict).
         var refused: Set<String> = []
+        /// Records the server refused as they are, kept aside with the reason.
+        var parked: [RefusedRecord] = []
     }
 
     /// Records refused once already in this sync ("entity#id"): a second refusal adopts the
@@ -86,7 +88,14 @@ struct ResponseApplier {
             // or not sent at all: a cascade, a missing parent) refuses nobody; the others in
             // it were only caught with it and are sent again. Only an unexplained conflict is
             // a refusal of the records sent on their current revision.
-            let unexplained = isAnswer && changeSet.conflict == true && !explained(changeSet)
+            let unexplained = isAnswer && changeSet.conflict == true && changeSet.refused.isEmpty && !explained(changeSet)
+            if isAnswer && changeSet.conflict == true {
+                // What the server refuses as it is waits aside with its reason; everything
+                // else of the change set was only caught in the conflict and is sent again.
+                for refusal in changeSet.refused where sent[key(refusal.entity, refusal.id)] != nil {
+                    park(refusal)
+                }
+            }
             for changes in changeSet.entities {
                 let entity = try store.schema.requireEntity(changes.entity)
                 let deleted = Set(changes.delete)
@@ -97,14 +106,15 @@ struct ResponseApplier {
                     let key = self.key(entity.name, wire.id)
                     if unexplained, let revision = wire.revision, sent[key]?.revision == revision {
                         let name = "\(entity.name)#\(wire.id)"
-                        guard refusedBefore.contains(name) else {
+                        if refusedBefore.contains(name) {
+                            // Refused twice on a current revision by a server that gives no
+                            // reason: it will not take it. Kept aside, never dropped.
+                            park(RefusedRecord(
+                                entity: entity.name, id: wire.id, code: "refused",
+                                message: "the server refused this change twice without saying why"))
+                        } else {
                             outcome.refused.insert(name)
-                            try take(remote, revision: revision, oldID: nil, confirmation: false, entity: entity)
-                            continue
                         }
-                        // Refused twice on a current revision: the server will not take it.
-                        put(AcknowledgedRecord(remote, revision: revision), at: key)
-                        continue
                     }
                     try take(remote, revision: wire.revision ?? 0, oldID: wire.oldID, confirmation: confirmation, entity: entity)
                 }
@@ -114,6 +124,7 @@ struct ResponseApplier {
         let hook = self.hook
         var changes = ServerChanges(remaps: remaps, records: records, maxRevision: response.maxRevision)
         changes.conflicts = outcome.conflicts
+        changes.refused = outcome.parked.map { ($0.entity, $0.id, $0.code, $0.message) }
         for changeSet in response.changeSets.prefix(answersFrom) {
             for entity in changeSet.entities where !entity.create.isEmpty {
                 changes.created[entity.entity, default: []].formUnion(entity.create)
@@ -127,6 +138,10 @@ struct ResponseApplier {
 
     /// Whether a conflict answer names a record that explains it: one not sent, sent on
     /// another revision, or deleted on the server although sent alive.
+    private mutating func park(_ refusal: RefusedRecord) {
+        if !outcome.parked.contains(where: { $0.entity == refusal.entity && $0.id == refusal.id }) { outcome.parked.append(refusal) }
+    }
+
     private func explained(_ changeSet: ChangeSet) -> Bool {
         for changes in changeSet.entities {
             let deleted = Set(changes.delete)

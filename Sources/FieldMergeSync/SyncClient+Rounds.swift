@@ -77,6 +77,7 @@ extension SyncClient {
         summary.received += applied.received
         summary.merged += applied.merged
         summary.conflicts += applied.conflicts
+        summary.refused += applied.parked
         summary.conflictingChangeSets += applied.conflictingChangeSets
         return RoundOutcome(hasMore: response.hasMore, conflicts: applied.conflictingChangeSets, requestID: request.requestID)
     }

@@ -1,4 +1,5 @@
 import FieldMerge
+import FieldMergeProtocol
 
 /// What one ``SyncClient/sync(maxRounds:progress:)`` did.
 public struct SyncSummary: Sendable, Equatable {
@@ -14,6 +15,10 @@ public struct SyncSummary: Sendable, Equatable {
     public var conflictingChangeSets = 0
     /// Field and delete conflicts the merges reported.
     public var conflicts: [FieldConflict] = []
+    /// Changes the server refused as they are, with its reasons: kept aside in the store
+    /// (`Store.unsyncedChanges()`), not sent again until the app retries them, and never
+    /// blocking the others.
+    public var refused: [RefusedRecord] = []
     /// Bytes the transport sent and received.
     public var bytesSent = 0
     public var bytesReceived = 0

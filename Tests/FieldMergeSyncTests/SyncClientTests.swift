@@ -309,17 +309,68 @@ actor LosingTransport: SyncTransport {
 }
 
 @Suite struct SyncRefusalTests {
-    @Test func aCreateTheServerRefuses_stopsTheSyncInsteadOfLooping() async throws {
+    /// A create the server will not take is kept aside with the reason, reported, and not
+    /// sent again until the app retries it; giving it up removes it.
+    @Test func aRefusedCreate_isKeptAsideWithItsReason() async throws {
         let schema = try syncSchema()
         var options = RevisionServer.Options()
         options.authorize = { change in !(change.entity == "lists" && change.kind == .create) }
         let transport = InProcessTransport(server: try RevisionServer(.memory, schema: schema, options: options))
         let client = SyncClient(store: try Store(.memory, schema: schema, replica: ReplicaID(1)), transport: transport)
-        try await client.withStore { store in _ = try store.insert("lists", values: ["Forbidden"]) }
+        try await client.write { store in _ = try store.insert("lists", values: ["Forbidden"]) }
         let summary = try await client.sync()
-        #expect(summary.rounds == 2)
-        #expect(summary.conflictingChangeSets == 2)
-        #expect(try await client.withStore { try $0.pendingChanges().map(\.kind) } == [.create])
+        #expect(summary.rounds == 1)
+        #expect(summary.refused.map(\.code) == ["unauthorized"])
+        #expect(summary.refused.first?.entity == "lists" && summary.refused.first?.id == -1)
+        let unsynced = try await client.write { try $0.unsyncedChanges() }
+        #expect(unsynced.map(\.kind) == [.create])
+        #expect(unsynced.first?.refusal?.code == "unauthorized")
+        #expect(try await client.write { try $0.pendingChanges() }.isEmpty)
+        // Not sent again by itself...
+        let again = try await client.sync()
+        #expect(again.sent == 0 && again.refused.isEmpty)
+        // ...but on retry (refused again here), and gone when discarded.
+        try await client.write { try $0.retry("lists", id: -1) }
+        #expect(try await client.sync().refused.count == 1)
+        try await client.write { try $0.discard("lists", id: -1) }
+        #expect(try await client.write { try $0.unsyncedChanges() }.isEmpty)
+        #expect(try await client.write { try $0.record("lists", id: -1) } == nil)
         #expect(await transport.withServer { await $0.maxRevision } == 0)
+    }
+
+    /// The exact complaint: one refused record blocked every later change of the device.
+    /// Now the refused update waits aside (its local value kept), and everything else,
+    /// including changes made later, reaches the server.
+    @Test func oneRefusedRecord_neverBlocksTheRest() async throws {
+        let schema = try syncSchema()
+        var options = RevisionServer.Options()
+        options.authorize = { change in !(change.entity == "lists" && change.id == 1 && change.kind == .update) }
+        let transport = InProcessTransport(server: try RevisionServer(.memory, schema: schema, options: options))
+        let a = SyncClient(store: try Store(.memory, schema: schema, replica: ReplicaID(1)), transport: transport)
+        let b = SyncClient(store: try Store(.memory, schema: schema, replica: ReplicaID(2)), transport: transport)
+        try await a.write { store in
+            _ = try store.insert("lists", values: ["One"])
+            _ = try store.insert("lists", values: ["Two"])
+        }
+        _ = try await a.sync()
+        _ = try await b.sync()
+        try await b.write { store in
+            _ = try store.update("lists", id: 1, ["name": "One, renamed"])
+            _ = try store.update("lists", id: 2, ["name": "Two, renamed"])
+        }
+        let summary = try await b.sync()
+        #expect(summary.refused.map { "\($0.entity)#\($0.id) \($0.code)" } == ["lists#1 unauthorized"])
+        try await b.write { store in _ = try store.insert("tasks", values: ["Later", false, 0, .integer(2)]) }
+        _ = try await b.sync()
+        _ = try await a.sync()
+        let onA = try await a.read { try $0.database.rows("SELECT name FROM lists ORDER BY id") }
+        #expect(onA == [[.text("One")], [.text("Two, renamed")]])
+        #expect(try await a.read { try $0.database.scalar("SELECT title FROM tasks") } == .text("Later"))
+        // B keeps its refused edit, visible and listed.
+        #expect(try await b.read { try $0.database.scalar("SELECT name FROM lists WHERE id = 1") } == .text("One, renamed"))
+        #expect(try await b.write { try $0.unsyncedChanges() }.map { "\($0.entity)#\($0.id)" } == ["lists#1"])
+        // Discarding takes the server's version back.
+        try await b.write { try $0.discard("lists", id: 1) }
+        #expect(try await b.read { try $0.database.scalar("SELECT name FROM lists WHERE id = 1") } == .text("One"))
     }
 }
