@@ -210,6 +210,19 @@ public final class Database {
         return rows
     }
 
+    /// The rows of a query with its column names: for tools and apps that read tables they
+    /// did not declare (`SELECT *`).
+    ///
+    /// ```swift
+    /// let result = try db.namedRows("SELECT id, name AS title FROM item")
+    /// result.columns   // ["id", "title"]
+    /// result.rows      // [[.integer(1), .text("Buy milk")]]
+    /// ```
+    public func namedRows(_ sql: String, _ bindings: [SQLValue] = []) throws(SQLiteError) -> (columns: [String], rows: [[SQLValue]]) {
+        let names = try statement(sql).columnNames
+        return (names, try rows(sql, bindings))
+    }
+
     /// The first column of the first row of a query, or nil when there is no row.
     public func scalar(_ sql: String, _ bindings: [SQLValue] = []) throws(SQLiteError) -> SQLValue? {
         let statement = try statement(sql)

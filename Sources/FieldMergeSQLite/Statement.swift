@@ -169,6 +169,12 @@ public final class Statement {
     /// The number of columns in each row.
     public var columnCount: Int32 { sqlite3_column_count(handle) }
 
+    /// The names of the result columns, as SQLite reports them (an alias when the query
+    /// gives one).
+    public var columnNames: [String] {
+        (0..<columnCount).map { column in sqlite3_column_name(handle, column).map { String(cString: $0) } ?? "" }
+    }
+
     /// Whether the 0-based `column` of the current row is `NULL`.
     public func isNull(_ column: Int32) -> Bool {
         sqlite3_column_type(handle, column) == SQLITE_NULL

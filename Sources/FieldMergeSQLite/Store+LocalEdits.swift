@@ -39,10 +39,32 @@ extension Store {
             row.storedAncestor = tombstone.ancestor
             try deleteTombstone(table.entity.name, id: id)
         }
+        try checkReferences(of: record, fields: table.entity.allFields, in: table)
         try writeRow(table, row)
         try markPending(table.entity.name, id: id)
         try saveState()
         journal { $0.inserted[table.entity.name, default: []].append(id) }
+    }
+
+    /// Every reference among `fields` of `record` names a record that exists: else the
+    /// write fails here, naming the field and the missing record, instead of at COMMIT with
+    /// SQLite's anonymous foreign-key error.
+    private func checkReferences(of record: Record, fields: FieldMask, in table: EntityTable) throws {
+        for index in fields {
+            guard let target = table.entity.fields[index].type.referenceTarget, case .integer(let id) = record.values[index] else {
+                continue
+            }
+            let targetTable = try self.table(target)
+            if id == record.id && target == table.entity.name { continue }
+            let exists = try database.statement("SELECT 1 FROM \(targetTable.table) WHERE \"id\" = ?")
+            defer { exists.reset() }
+            try exists.bind(id, at: 1)
+            guard try !exists.step() else { continue }
+            let field = table.entity.fields[index].name
+            throw StoreError(
+                .danglingReference, "field '\(field)' references \(target)#\(id), which does not exist",
+                entity: table.entity.name, id: record.id)
+        }
     }
 
     /// Sets the given fields of a record. Only fields whose value really changes are
@@ -72,6 +94,7 @@ extension Store {
                 changed.insert(field)
             }
             guard !changed.isEmpty else { return changed }
+            try checkReferences(of: row.record, fields: changed, in: table)
             if row.revision != nil && row.storedAncestor == nil { row.storedAncestor = ancestor }
             row.pending = Self.pendingFields(row.record, ancestor: row.ancestor)
             try writeRow(table, row)

@@ -24,6 +24,9 @@ public struct StoreError: Error, Equatable, Sendable, CustomStringConvertible {
         case aborted
         /// Refused while local changes wait to be sent (exporting a snapshot).
         case unsyncedChanges
+        /// A reference names a record that does not exist (the message names the field and
+        /// the missing record).
+        case danglingReference
     }
 
     public var code: Code

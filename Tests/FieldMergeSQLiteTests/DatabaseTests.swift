@@ -309,3 +309,14 @@ private func withTemporaryDirectory<T>(_ body: (String) throws -> T) throws -> T
     defer { try? FileManager.default.removeItem(atPath: path) }
     return try body(path)
 }
+
+@Suite struct NamedRowsTests {
+    @Test func namedRows_giveTheColumnNamesWithTheRows() throws {
+        let db = try Database()
+        try db.execute("CREATE TABLE item (id INTEGER PRIMARY KEY, name TEXT NOT NULL)")
+        try db.run("INSERT INTO item (name) VALUES (?)", [.text("Milk")])
+        let result = try db.namedRows("SELECT id, name AS title FROM item WHERE id = ?", [.integer(1)])
+        #expect(result.columns == ["id", "title"])
+        #expect(result.rows == [[.integer(1), .text("Milk")]])
+    }
+}

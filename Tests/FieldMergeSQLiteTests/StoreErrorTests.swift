@@ -29,3 +29,17 @@ import Testing
         #expect(wrapped.code == .sqlite && wrapped.isBusy)
     }
 }
+
+@Suite struct DanglingReferenceTests {
+    @Test func aReferenceToNothing_namesTheFieldAndTheMissingRecord() throws {
+        let store = try Store(.memory, schema: storeSchema(), replica: ReplicaID(1))
+        let insert = #expect(throws: StoreError.self) { _ = try store.insert("tasks", values: ["Milk", false, 0, .integer(42)]) }
+        #expect(insert?.code == .danglingReference)
+        #expect(insert?.message.contains("'listID'") == true && insert?.message.contains("lists#42") == true)
+        let list = try store.insert("lists", values: ["Home"])
+        let task = try store.insert("tasks", values: ["Milk", false, 0, .integer(list)])
+        let update = #expect(throws: StoreError.self) { _ = try store.update("tasks", id: task, ["listID": .integer(7)]) }
+        #expect(update?.code == .danglingReference && update?.id == task)
+        #expect(try store.record("tasks", id: task)?.values[3] == .integer(list))
+    }
+}
