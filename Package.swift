@@ -3,6 +3,9 @@ import PackageDescription
 
 let package = Package(
     name: "FieldMerge",
+    // Synchronization's Atomic and Mutex (a test wall clock in the core, the servers'
+    // counters) set the floor; custom executors and assumeIsolated need 14 / 17.
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .library(name: "FieldMerge", targets: ["FieldMerge"]),
         .library(name: "FieldMergeJSON", targets: ["FieldMergeJSON"]),
