@@ -9,6 +9,9 @@ public struct ServerError: Error, Sendable, CustomStringConvertible {
         case badRequest
         /// The client speaks a protocol version this server does not: HTTP 400.
         case unsupportedProtocolVersion
+        /// The request names no data set the sender may reach (no tenant, or not a valid
+        /// one): HTTP 403.
+        case forbidden
         /// The storage was made for another schema (opening it).
         case schemaMismatch
         /// The storage holds data this server cannot read back (damaged).

@@ -8,7 +8,13 @@ import Synchronization
 /// Decoding and encoding happen outside the server, on whatever task serves the connection;
 /// the server (an actor on an executor of its own) answers one request at a time.
 final class RevisionServerHost: Sendable {
-    let server: RevisionServer
+    /// One server, or one per tenant.
+    enum Source: Sendable {
+        case single(RevisionServer)
+        case tenants(TenantDirectory)
+    }
+
+    let source: Source
     private let published: Mutex<Int64>
     private let counters = Mutex(SyncHTTPServer.Statistics())
 
@@ -19,28 +25,55 @@ final class RevisionServerHost: Sendable {
         var revisionAfter: Int64
     }
 
-    init(server: RevisionServer) {
+    init(_ source: Source) {
         published = Mutex(0)
-        self.server = server
+        self.source = source
     }
 
-    /// Reads the server's revision into what `GET /health` shows.
+    /// The server the request of `identity` reaches: the one server, or its tenant's.
+    ///
+    /// - Throws: ``ServerError/Code/forbidden`` when a multi-tenant endpoint gets a request
+    ///   whose identity names no tenant.
+    func server(for identity: SyncIdentity?) async throws(ServerError) -> RevisionServer {
+        switch source {
+        case .single(let server):
+            return server
+        case .tenants(let directory):
+            guard let tenant = identity?.tenant else {
+                throw ServerError(.forbidden, "the request's identity names no tenant")
+            }
+            return try await directory.server(for: tenant)
+        }
+    }
+
+    /// Reads the server's revision into what `GET /health` shows (one server only).
     func refresh() async {
+        guard case .single(let server) = source else { return }
         let revision = await server.maxRevision
         published.withLock { $0 = revision }
+    }
+
+    /// Whether the endpoint serves one data set (and `GET /health` shows its revision).
+    var isSingle: Bool {
+        if case .single = source { return true }
+        return false
     }
 
     /// Answers one decoded request (one storage transaction).
     ///
     /// - Throws: ``ServerError``; the server has then changed nothing.
     func handle(_ request: SyncRequest, identity: SyncIdentity?) async throws(ServerError) -> Outcome {
+        let server = try await server(for: identity)
         let (response, before, after) = try await server.handleReporting(request, identity: identity)
-        published.withLock { $0 = max($0, after) }
+        if isSingle { published.withLock { $0 = max($0, after) } }
         return Outcome(response: response, revisionBefore: before, revisionAfter: after)
     }
 
     /// Runs `body` with the server.
     func withServer<T>(_ body: (RevisionServer) async throws -> T) async rethrows -> T {
+        guard case .single(let server) = source else {
+            preconditionFailure("a multi-tenant endpoint has no single server: reach servers through its TenantDirectory")
+        }
         let result = try await body(server)
         await refresh()
         return result

@@ -1,3 +1,4 @@
+import FieldMerge
 import FieldMergeProtocol
 import FieldMergeServer
 import Hummingbird
@@ -21,9 +22,21 @@ public struct SyncEndpoint: Sendable {
     /// An endpoint for `server`, with the limits and gzip level of `configuration` (its
     /// address is not used here).
     public init(server: RevisionServer, configuration: SyncHTTPServer.Configuration = SyncHTTPServer.Configuration()) {
-        host = RevisionServerHost(server: server)
-        responder = SyncResponder(
-            host: host, codec: WireCodec(schema: server.schema, limits: configuration.limits), configuration: configuration)
+        self.init(.single(server), schema: server.schema, configuration: configuration)
+    }
+
+    /// An endpoint for many data sets, one per tenant: each request goes to the server of the
+    /// tenant its identity names (``SyncIdentity/tenant``, set by authentication middleware);
+    /// one that names none is answered 403. Every tenant's server uses `schema`.
+    public init(
+        tenants: TenantDirectory, schema: Schema, configuration: SyncHTTPServer.Configuration = SyncHTTPServer.Configuration()
+    ) {
+        self.init(.tenants(tenants), schema: schema, configuration: configuration)
+    }
+
+    private init(_ source: RevisionServerHost.Source, schema: Schema, configuration: SyncHTTPServer.Configuration) {
+        host = RevisionServerHost(source)
+        responder = SyncResponder(host: host, codec: WireCodec(schema: schema, limits: configuration.limits), configuration: configuration)
     }
 
     /// Adds `POST /sync` and `GET`/`HEAD /health` to `router` (405 for other methods on those

@@ -1,3 +1,4 @@
+import FieldMerge
 import FieldMergeServer
 import FieldMergeProtocol
 import Hummingbird
@@ -43,8 +44,31 @@ public struct SyncHTTPServer: Service {
         middleware: @escaping @Sendable (Router<BasicSyncRequestContext>) -> Void = { _ in },
         onListening: @escaping @Sendable (_ host: String, _ port: Int) async -> Void = { _, _ in }
     ) {
+        self.init(
+            endpoint: SyncEndpoint(server: server, configuration: configuration), configuration: configuration, logger: logger,
+            middleware: middleware, onListening: onListening)
+    }
+
+    /// A server for many data sets, one per tenant (see ``SyncEndpoint/init(tenants:schema:configuration:)``);
+    /// `middleware` must authenticate requests and set an identity that names the tenant.
+    public init(
+        tenants: TenantDirectory, schema: Schema, configuration: Configuration = Configuration(),
+        logger: Logger = Logger(label: "fieldmerge.http"),
+        middleware: @escaping @Sendable (Router<BasicSyncRequestContext>) -> Void,
+        onListening: @escaping @Sendable (_ host: String, _ port: Int) async -> Void = { _, _ in }
+    ) {
+        self.init(
+            endpoint: SyncEndpoint(tenants: tenants, schema: schema, configuration: configuration), configuration: configuration,
+            logger: logger, middleware: middleware, onListening: onListening)
+    }
+
+    private init(
+        endpoint: SyncEndpoint, configuration: Configuration, logger: Logger,
+        middleware: @escaping @Sendable (Router<BasicSyncRequestContext>) -> Void,
+        onListening: @escaping @Sendable (_ host: String, _ port: Int) async -> Void
+    ) {
         self.configuration = configuration
-        endpoint = SyncEndpoint(server: server, configuration: configuration)
+        self.endpoint = endpoint
         self.logger = logger
         self.middleware = middleware
         self.onListening = onListening

@@ -23,9 +23,14 @@ extension SyncResponder {
             body = WireErrorBody(error)
         }
 
-        /// 400 for a request the server refuses as a whole, 500 when its storage fails.
+        /// 400 for a request the server refuses as a whole, 403 for one that reaches no data
+        /// set, 500 when its storage fails or holds damaged data.
         init(_ error: ServerError) {
-            status = error.isRetryable ? .internalServerError : .badRequest
+            switch error.code {
+            case .storage, .corrupt, .schemaMismatch: status = .internalServerError
+            case .forbidden: status = .forbidden
+            case .badRequest, .unsupportedProtocolVersion: status = .badRequest
+            }
             body = WireErrorBody(error: error.code.rawValue, message: error.message)
         }
     }

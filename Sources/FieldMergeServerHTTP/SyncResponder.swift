@@ -30,9 +30,9 @@ struct SyncResponder: Sendable {
         }
     }
 
-    /// `{"status":"ok","maxRevision":N}`.
+    /// `{"status":"ok","maxRevision":N}` (`{"status":"ok"}` for a multi-tenant endpoint).
     func health(head: Bool) -> Response {
-        let json = Array("{\"status\":\"ok\",\"maxRevision\":\(host.maxRevision)}".utf8)
+        let json = Array((host.isSingle ? "{\"status\":\"ok\",\"maxRevision\":\(host.maxRevision)}" : "{\"status\":\"ok\"}").utf8)
         var response = Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: json)))
         if head { response = response.createHeadResponse() }
         return response

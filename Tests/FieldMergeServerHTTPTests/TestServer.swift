@@ -55,11 +55,20 @@ func withHTTPServer<T>(
 ) async throws -> T {
     var configuration = configuration
     configuration.port = 0
+    return try await withHTTPServer(making: { [configuration] logger, onListening in
+        SyncHTTPServer(server: server, configuration: configuration, logger: logger, onListening: onListening)
+    }, body)
+}
+
+/// Runs `body` against the live server `make` builds (with the test's logger and listening
+/// callback, on an ephemeral port), then shuts it down.
+func withHTTPServer<T>(
+    making make: (Logger, @escaping @Sendable (String, Int) async -> Void) -> SyncHTTPServer,
+    _ body: (RunningServer) async throws -> T
+) async throws -> T {
     let logs = InMemoryLogHandler()
     let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
-    let http = SyncHTTPServer(
-        server: server, configuration: configuration, logger: Logger(label: "test", factory: { _ in logs }),
-        onListening: { _, port in continuation.yield(port) })
+    let http = make(Logger(label: "test", factory: { _ in logs }), { _, port in continuation.yield(port) })
     return try await withThrowingTaskGroup(of: Void.self) { group in
         group.addTask {
             defer { continuation.finish() }
