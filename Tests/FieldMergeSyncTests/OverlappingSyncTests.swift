@@ -9,12 +9,17 @@ import Testing
 /// Forwards requests after a pause, counting how many are inside at once.
 final class SlowTransport: SyncTransport {
     let inner: InProcessTransport
-    let pause: Duration
-    private let state = Mutex((inside: 0, mostInside: 0, requests: 0))
+    private let state: Mutex<(inside: Int, mostInside: Int, requests: Int, pause: Duration)>
 
     init(_ inner: InProcessTransport, pause: Duration = .milliseconds(40)) {
         self.inner = inner
-        self.pause = pause
+        state = Mutex((0, 0, 0, pause))
+    }
+
+    /// How long each request waits before it is forwarded.
+    var pause: Duration {
+        get { state.withLock { $0.pause } }
+        set { state.withLock { $0.pause = newValue } }
     }
 
     func send(_ body: [UInt8], gzip: Bool) async throws -> [UInt8] {
@@ -24,7 +29,7 @@ final class SlowTransport: SyncTransport {
             state.mostInside = max(state.mostInside, state.inside)
         }
         defer { state.withLock { $0.inside -= 1 } }
-        try await Task.sleep(for: pause)
+        try await Task.sleep(for: state.withLock { $0.pause })
         return try await inner.send(body, gzip: gzip)
     }
 
@@ -102,6 +107,7 @@ final class SlowTransport: SyncTransport {
         cancelled.cancel()
         let failure = await #expect(throws: SyncError.self) { _ = try await cancelled.value }
         #expect(failure?.code == .cancelled && failure?.isRetryable == true)
+        slow.pause = .zero
         _ = try await client.sync()
         #expect(try await serverLists(server) == ["Home"])
     }
