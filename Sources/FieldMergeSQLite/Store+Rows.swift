@@ -29,34 +29,40 @@ extension Store {
     // MARK: Entity rows
 
     func readRow(_ table: EntityTable, id: Int64) throws(StoreError) -> StoredRow? {
-        let entity = table.entity
-        return try sqlite { () throws(SQLiteError) -> StoredRow? in
+        try sqlite { () throws(SQLiteError) -> StoredRow? in
             let statement = try prepared(&selects, table, table.select)
             defer { statement.reset() }
             try statement.bind(id, at: 1)
             guard try statement.step() else { return nil }
-            var values = ContiguousArray<Value>()
-            values.reserveCapacity(entity.fields.count)
-            for (index, field) in entity.fields.enumerated() {
-                guard let value = statement.value(Int32(index + 1), as: field.type) else {
-                    throw SQLiteError.damaged("column \(entity.name).\(field.name) of record \(id) holds a value that is not \(field.type.name)")
-                }
-                values.append(value)
-            }
-            let stamps = try decodeBlob(statement, table.stampsIndex, "stamps of \(entity.name)#\(id)") {
-                (bytes) throws(RecordCodingError) in try RecordCoding.decodeStamps(bytes, count: entity.fields.count)
-            }
-            let pending = FieldMask(bits: UInt64(bitPattern: statement.int64(table.pendingIndex)))
-            let revision = statement.isNull(table.revisionIndex) ? nil : statement.int64(table.revisionIndex)
-            var ancestor: Record?
-            if !statement.isNull(table.ancestorIndex) {
-                ancestor = try decodeBlob(statement, table.ancestorIndex, "ancestor of \(entity.name)#\(id)") {
-                    (bytes) throws(RecordCodingError) in try RecordCoding.decodeAncestor(bytes, entity: entity, id: id).record
-                }
-            }
-            let record = Record(entity: entity.name, id: id, values: values, stamps: stamps)
-            return StoredRow(record: record, pending: pending, revision: revision, storedAncestor: ancestor)
+            return try decodeRow(statement, table, id: id)
         }
+    }
+
+    /// The row `statement` stands on, whose columns are the table's (`id`, the fields, the
+    /// metadata): from the entity's table, or from its shadow of captured writes.
+    func decodeRow(_ statement: Statement, _ table: EntityTable, id: Int64) throws(SQLiteError) -> StoredRow {
+        let entity = table.entity
+        var values = ContiguousArray<Value>()
+        values.reserveCapacity(entity.fields.count)
+        for (index, field) in entity.fields.enumerated() {
+            guard let value = statement.value(Int32(index + 1), as: field.type) else {
+                throw SQLiteError.damaged("column \(entity.name).\(field.name) of record \(id) holds a value that is not \(field.type.name)")
+            }
+            values.append(value)
+        }
+        let stamps = try decodeBlob(statement, table.stampsIndex, "stamps of \(entity.name)#\(id)") {
+            (bytes) throws(RecordCodingError) in try RecordCoding.decodeStamps(bytes, count: entity.fields.count)
+        }
+        let pending = FieldMask(bits: UInt64(bitPattern: statement.int64(table.pendingIndex)))
+        let revision = statement.isNull(table.revisionIndex) ? nil : statement.int64(table.revisionIndex)
+        var ancestor: Record?
+        if !statement.isNull(table.ancestorIndex) {
+            ancestor = try decodeBlob(statement, table.ancestorIndex, "ancestor of \(entity.name)#\(id)") {
+                (bytes) throws(RecordCodingError) in try RecordCoding.decodeAncestor(bytes, entity: entity, id: id).record
+            }
+        }
+        let record = Record(entity: entity.name, id: id, values: values, stamps: stamps)
+        return StoredRow(record: record, pending: pending, revision: revision, storedAncestor: ancestor)
     }
 
     func writeRow(_ table: EntityTable, _ row: StoredRow) throws(SQLiteError) {

@@ -77,7 +77,13 @@ public final class Store {
             try Self.create(database, schema: schema, replica: replica ?? Self.randomReplica())
         }
         if !options.readOnly {
-            try sqlite { () throws(SQLiteError) in try database.execute(StoreSchema.parkedTable) }
+            try sqlite { () throws(SQLiteError) in
+                try database.execute(StoreSchema.parkedTable)
+                try database.execute(StoreCapture.metadataTables)
+                for entity in schema.entities {
+                    for statement in StoreCapture.statements(for: entity) { try database.execute(statement) }
+                }
+            }
         }
         let state = try Self.readState(database, schema: schema)
         self.replica = state.replica
@@ -172,10 +178,19 @@ public final class Store {
     /// Runs `body` in one transaction; on any error everything it wrote is rolled back and
     /// the store's in-memory state (clock, counters) restored.
     func write<T>(origin: StoreChange.Origin = .local, _ body: () throws -> T) throws(StoreError) -> T {
+        // Inside a caller's transaction: a savepoint of it, which marks, captures and reports
+        // nothing of its own.
+        if database.isInTransaction { return try nested(body) }
         let saved = (clock, maxRevision, nextTemporaryID)
         pendingChange = nil
         do {
-            let result = try database.transaction(.immediate, body)
+            let result = try database.transaction(.immediate) { () throws -> T in
+                try markOwnWrites()
+                try absorbCapturedWrites()
+                let result = try body()
+                try unmarkOwnWrites()
+                return result
+            }
             if let change = pendingChange, let onChange {
                 pendingChange = nil
                 var change = change
@@ -186,17 +201,38 @@ public final class Store {
         } catch {
             pendingChange = nil
             (clock, maxRevision, nextTemporaryID) = saved
-            switch error {
-            case let error as StoreError: throw error
-            case let error as SQLiteError: throw StoreError(error)
-            case let error as MergeError: throw StoreError(error)
-            default: throw StoreError(.aborted, "\(error)")
-            }
+            throw Self.storeError(error)
         }
     }
 }
 
 extension Store {
+    private func nested<T>(_ body: () throws -> T) throws(StoreError) -> T {
+        let saved = (clock, maxRevision, nextTemporaryID)
+        do {
+            return try database.transaction(.immediate, body)
+        } catch {
+            (clock, maxRevision, nextTemporaryID) = saved
+            throw Self.storeError(error)
+        }
+    }
+
+    /// Runs `body` as one store transaction (the sync client applies a response in one, so
+    /// that no write from another connection slips between reading local rows and writing
+    /// the merged ones; writes with plain SQL made before it are taken in first).
+    package func transaction<T>(origin: StoreChange.Origin, _ body: () throws -> T) throws(StoreError) -> T {
+        try write(origin: origin, body)
+    }
+
+    static func storeError(_ error: any Error) -> StoreError {
+        switch error {
+        case let error as StoreError: return error
+        case let error as SQLiteError: return StoreError(error)
+        case let error as MergeError: return StoreError(error)
+        default: return StoreError(.aborted, "\(error)")
+        }
+    }
+
     /// Advances the clock past stamps received from the server (see ``HybridClock/observe(_:)``).
     /// The clock is persisted with the next write.
     package func observe(_ stamps: some Sequence<Stamp>) {

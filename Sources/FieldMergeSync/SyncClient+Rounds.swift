@@ -13,6 +13,8 @@ extension SyncClient {
         do {
             while summary.rounds < maxRounds {
                 try Task.checkCancellation()
+                // Writes made with plain SQL since the last round become pending changes.
+                try store.captureExternalWrites()
                 let pending = try store.pendingChanges(limit: batchSize)
                 let outcome = try await round(pending, summary: &summary, refused: &refused, ahead: &ahead)
                 defer { previous = outcome }
@@ -71,7 +73,11 @@ extension SyncClient {
         var applier = ResponseApplier(store: store, pending: pending)
         applier.refusedBefore = refused
         applier.hook = applyHook
-        let applied = try applier.apply(response, answersFrom: response.changeSets.count - sentChangeSets)
+        // One transaction from reading local rows to writing the merged ones: a write with
+        // plain SQL from another connection waits, instead of slipping in between and being
+        // overwritten.
+        let answersFrom = response.changeSets.count - sentChangeSets
+        let applied = try store.transaction(origin: .sync) { try applier.apply(response, answersFrom: answersFrom) }
         try applyHook?(.committed)
         refused.formUnion(applied.refused)
         summary.received += applied.received
