@@ -66,19 +66,12 @@ extension Store {
                 "SELECT (SELECT count(*) FROM \"__fm_outbox\"), (SELECT count(*) FROM \"__fm_tombstones\")")
             let outboxEmpty = counts.first?.first == .integer(0), noTombstones = counts.first?.last == .integer(0)
             var deleted: [(table: EntityTable, id: Int64)] = []
-            for acknowledged in changes.records {
-                try applyOne(acknowledged, outboxEmpty: outboxEmpty, noTombstones: noTombstones)
-                let record = acknowledged.record
-                if record.isDeleted { deleted.append((try table(record.entity), record.id)) }
-                journal { change in
-                    if record.isDeleted {
-                        change.deleted[record.entity, default: []].append(record.id)
-                    } else if changes.created[record.entity]?.contains(record.id) == true {
-                        change.inserted[record.entity, default: []].append(record.id)
-                    } else {
-                        change.updated[record.entity, default: []].append(record.id)
-                    }
-                }
+            // Past a few hundred rows the capture triggers (which skip the store's writes
+            // anyway) cost more than dropping them and creating them again.
+            if changes.records.count >= Self.bulkApply {
+                try withoutCaptureTriggers { try applyRecords(changes, outboxEmpty: outboxEmpty, noTombstones: noTombstones, deleted: &deleted) }
+            } else {
+                try applyRecords(changes, outboxEmpty: outboxEmpty, noTombstones: noTombstones, deleted: &deleted)
             }
             if !changes.conflicts.isEmpty { journal { $0.conflicts = changes.conflicts } }
             // Records the server's cascade could not reach (created here, not sent yet or
@@ -95,6 +88,28 @@ extension Store {
             if let revision = changes.maxRevision { maxRevision = revision }
             try saveState()
             try beforeCommit()
+        }
+    }
+
+    /// Rows at which ``apply(_:beforeCommit:)`` drops the capture triggers for its writes.
+    static let bulkApply = 500
+
+    private func applyRecords(
+        _ changes: ServerChanges, outboxEmpty: Bool, noTombstones: Bool, deleted: inout [(table: EntityTable, id: Int64)]
+    ) throws {
+        for acknowledged in changes.records {
+            try applyOne(acknowledged, outboxEmpty: outboxEmpty, noTombstones: noTombstones)
+            let record = acknowledged.record
+            if record.isDeleted { deleted.append((try table(record.entity), record.id)) }
+            journal { change in
+                if record.isDeleted {
+                    change.deleted[record.entity, default: []].append(record.id)
+                } else if changes.created[record.entity]?.contains(record.id) == true {
+                    change.inserted[record.entity, default: []].append(record.id)
+                } else {
+                    change.updated[record.entity, default: []].append(record.id)
+                }
+            }
         }
     }
 

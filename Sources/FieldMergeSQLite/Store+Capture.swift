@@ -13,6 +13,20 @@ extension Store {
         try write {}
     }
 
+    /// Runs `body`, a bulk write of the store's own, with the capture triggers dropped, and
+    /// creates them again before it returns. Inside the store's transaction, so no other
+    /// connection ever sees the file without them (and none can write meanwhile).
+    func withoutCaptureTriggers<T>(_ body: () throws -> T) throws -> T {
+        for entity in schema.entities {
+            for name in StoreCapture.triggerNames(entity) { try database.execute("DROP TRIGGER IF EXISTS \(name)") }
+        }
+        let result = try body()
+        for entity in schema.entities {
+            for statement in StoreCapture.statements(for: entity).dropFirst() { try database.execute(statement) }
+        }
+        return result
+    }
+
     /// Marks the transaction as the store's own, so the capture triggers skip its writes.
     func markOwnWrites() throws(SQLiteError) {
         try database.run("INSERT OR REPLACE INTO \"\(StoreCapture.writerTable)\" (\"marker\") VALUES (1)")

@@ -24,6 +24,12 @@ enum StoreCapture {
           "id" INTEGER NOT NULL, "inserted" INTEGER NOT NULL, UNIQUE ("entity", "id"))
         """
 
+    /// The capture triggers of `entity`, for dropping them inside a transaction of the store
+    /// that writes many rows (where they would only cost time: its own writes are skipped).
+    static func triggerNames(_ entity: Entity) -> [String] {
+        ["insert", "id", "update", "delete"].map { Database.quote("__fm_capture_\($0)_\(entity.name)") }
+    }
+
     static func shadowName(_ entity: Entity) -> String { Database.quote("__fm_shadow_\(entity.name)") }
 
     /// The shadow table, the three triggers, for one entity (idempotent).
@@ -62,7 +68,8 @@ enum StoreCapture {
             END
             """,
             """
-            CREATE TRIGGER IF NOT EXISTS \(trigger("update")) AFTER UPDATE ON \(table) WHEN \(foreign) BEGIN
+            CREATE TRIGGER IF NOT EXISTS \(trigger("update")) AFTER UPDATE ON \(table)
+            WHEN NEW."\(StoreSchema.stampsColumn)" IS OLD."\(StoreSchema.stampsColumn)" AND \(foreign) BEGIN
               INSERT OR IGNORE INTO \(shadow) VALUES (\(old));
               INSERT OR IGNORE INTO "\(capturedTable)" ("entity", "id", "inserted") VALUES (\(name), OLD."id", 0);
             END

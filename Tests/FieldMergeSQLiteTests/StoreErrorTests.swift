@@ -43,3 +43,22 @@ import Testing
         #expect(try store.record("tasks", id: task)?.values[3] == .integer(list))
     }
 }
+
+@Suite struct CaptureAfterBulkApplyTests {
+    /// A large apply drops the capture triggers for its own writes: they are back after it,
+    /// and a rolled-back one leaves them in place too.
+    @Test func theTriggersSurviveABulkApply() throws {
+        let store = try Store(.memory, schema: storeSchema(), replica: ReplicaID(1))
+        let lists = (1...Int64(Store.bulkApply + 10)).map {
+            AcknowledgedRecord(Record(entity: "lists", id: $0, values: [.text("L\($0)")], stamps: [Stamp(clock: 9, replica: ReplicaID(2))]), revision: 1)
+        }
+        #expect(throws: StoreError.self) {
+            try store.apply(ServerChanges(records: lists, maxRevision: 1)) { throw CancellationError() }
+        }
+        try store.apply(ServerChanges(records: lists, maxRevision: 1))
+        #expect(try store.database.scalar("SELECT count(*) FROM sqlite_master WHERE type = 'trigger'") == .integer(Int64(4 * store.schema.entities.count)))
+        try store.database.execute("UPDATE lists SET name = 'Edited with SQL' WHERE id = 3")
+        try store.captureExternalWrites()
+        #expect(try store.pendingChanges().map(\.id) == [3])
+    }
+}
