@@ -36,12 +36,14 @@ public struct StoreChange: Sendable, Equatable {
     public var remapped: [Remap] = []
     /// The conflicts the sync's merges decided.
     public var conflicts: [FieldConflict] = []
+    /// Every record was thrown away (``Store/resetToEmpty()``): reload everything.
+    public var isReset = false
 
     public init(origin: Origin) { self.origin = origin }
 
     /// Whether nothing changed.
     public var isEmpty: Bool {
-        inserted.isEmpty && updated.isEmpty && deleted.isEmpty && remapped.isEmpty && conflicts.isEmpty
+        inserted.isEmpty && updated.isEmpty && deleted.isEmpty && remapped.isEmpty && conflicts.isEmpty && !isReset
     }
 }
 

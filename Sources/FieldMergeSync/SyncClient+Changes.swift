@@ -1,6 +1,24 @@
 import FieldMergeSQLite
 
 extension SyncClient {
+    /// Throws away the local data and every change that has not reached the server, and
+    /// downloads everything again: for a replica the app no longer trusts. Waits for a sync
+    /// in flight to end first.
+    ///
+    /// - Returns: What the download did.
+    /// - Throws: ``SyncError``: the reset itself is one store transaction (done or not);
+    ///   a failed download leaves an empty replica that the next ``sync(maxRounds:progress:)``
+    ///   fills.
+    public func reset() async throws(SyncError) -> SyncSummary {
+        await waitForSyncs()
+        do {
+            try store.resetToEmpty()
+        } catch {
+            throw SyncError(classifying: error, completed: SyncSummary())
+        }
+        return try await sync()
+    }
+
     /// Every change to the store from now on, one ``StoreChange`` per committed transaction:
     /// local writes through ``write(_:)`` and applied sync responses, with the ids inserted,
     /// updated and deleted, temporary ids remapped, and the conflicts the merges decided.

@@ -142,6 +142,11 @@ public actor SyncClient {
         return id
     }
 
+    /// Returns when no sync runs or waits to run.
+    func waitForSyncs() async {
+        while let job = queued ?? running { _ = await job.task.value }
+    }
+
     private func update(_ id: Int, _ change: (inout Job) -> Void) {
         if running?.id == id { change(&running!) } else if queued?.id == id { change(&queued!) }
     }

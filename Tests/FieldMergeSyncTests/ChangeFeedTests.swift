@@ -77,3 +77,28 @@ final class ChangeLog: Sendable {
         #expect(seen.first?.inserted == ["lists": [-1]])
     }
 }
+
+@Suite struct ResetTests {
+    @Test func reset_dropsLocalDataAndUnsentChanges_andDownloadsAgain() async throws {
+        let world = try World(clients: 2)
+        let (a, b) = (world.clients[0], world.clients[1])
+        try await a.write { store in _ = try store.insert("lists", values: ["Shared"]) }
+        _ = try await a.sync()
+        _ = try await b.sync()
+        try await b.write { store in
+            _ = try store.insert("lists", values: ["Unsent"])
+            _ = try store.update("lists", id: 1, ["name": "Broken locally"])
+            try store.database.execute("UPDATE lists SET name = 'Damaged by hand' WHERE id = 1")
+        }
+        let log = ChangeLog()
+        await b.addObserver { log.append($0) }
+        let summary = try await b.reset()
+        #expect(summary.received == 1)
+        #expect(try await b.read { try $0.database.rows("SELECT id, name FROM lists") } == [[.integer(1), .text("Shared")]])
+        #expect(try await b.write { try $0.unsyncedChanges() }.isEmpty)
+        #expect(log.changes.first?.isReset == true)
+        // Nothing of what was thrown away reached the server.
+        _ = try await a.sync()
+        #expect(try await a.read { try $0.database.rows("SELECT name FROM lists") } == [[.text("Shared")]])
+    }
+}
