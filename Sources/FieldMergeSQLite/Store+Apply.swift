@@ -73,7 +73,10 @@ extension Store {
             } else {
                 try applyRecords(changes, outboxEmpty: outboxEmpty, noTombstones: noTombstones, deleted: &deleted)
             }
-            if !changes.conflicts.isEmpty { journal { $0.conflicts = changes.conflicts } }
+            if !changes.conflicts.isEmpty {
+                try recordConflicts(changes.conflicts)
+                journal { $0.conflicts = changes.conflicts }
+            }
             // Records the server's cascade could not reach (created here, not sent yet or
             // refused) may still point at a record it deleted: they follow the schema's
             // `onDelete` as if the delete had been made here, else the commit would fail.

@@ -152,7 +152,7 @@ extension Store {
     }
 
     /// Decodes a metadata blob in place; a damaged one is a ``SQLiteError/damaged(_:)``.
-    private func decodeBlob<T>(
+    func decodeBlob<T>(
         _ statement: Statement, _ column: Int32, _ what: String,
         _ decode: (UnsafeRawBufferPointer) throws(RecordCodingError) -> T
     ) throws(SQLiteError) -> T {

@@ -79,6 +79,7 @@ public final class Store {
         if !options.readOnly {
             try sqlite { () throws(SQLiteError) in
                 try database.execute(StoreSchema.parkedTable)
+                try database.execute(Self.conflictsTable)
                 try database.execute(StoreCapture.metadataTables)
                 for entity in schema.entities {
                     for statement in StoreCapture.statements(for: entity) { try database.execute(statement) }

@@ -102,3 +102,34 @@ final class ChangeLog: Sendable {
         #expect(try await a.read { try $0.database.rows("SELECT name FROM lists") } == [[.text("Shared")]])
     }
 }
+
+@Suite struct ConflictHistoryTests {
+    @Test func decidedConflicts_areKept_andOneCanBeReverted() async throws {
+        let world = try World(clients: 2)
+        let (a, b) = (world.clients[0], world.clients[1])
+        try await a.write { store in _ = try store.insert("lists", values: ["Home"]) }
+        _ = try await a.sync()
+        _ = try await b.sync()
+        try await b.write { store in _ = try store.update("lists", id: 1, ["name": "Home B"]) }
+        world.walls[0].advance(by: 10)
+        try await a.write { store in _ = try store.update("lists", id: 1, ["name": "Home A"]) }
+        _ = try await a.sync()
+        _ = try await b.sync()  // A's later edit wins on B
+        let history = try await b.write { try $0.conflictHistory() }
+        #expect(history.count == 1)
+        let entry = try #require(history.first)
+        #expect(entry.conflict.entity == "lists" && entry.conflict.id == 1 && entry.conflict.field == "name")
+        #expect(entry.conflict.local == .text("Home B") && entry.conflict.remote == .text("Home A"))
+        #expect(entry.conflict.winner == .remote && entry.conflict.strategy == "lastEditWins")
+        #expect(entry.decidedAt == 1_000_000)
+        // Putting back the losing value is a new local edit that syncs everywhere.
+        try await b.write { try $0.revert(conflict: entry.seq) }
+        _ = try await b.sync()
+        _ = try await a.sync()
+        for client in [a, b] {
+            #expect(try await client.read { try $0.database.scalar("SELECT name FROM lists WHERE id = 1") } == .text("Home B"))
+        }
+        let unknown = await #expect(throws: StoreError.self) { try await b.write { try $0.revert(conflict: 999) } }
+        #expect(unknown?.code == .recordNotFound)
+    }
+}
