@@ -277,6 +277,9 @@ extension _Parser {
                 } else if key.equals("delete") {
                     try once(&seen, 8, key)
                     changes.delete = try parseIDs("delete")
+                } else if key.equals("recreate") {
+                    try once(&seen, 16, key)
+                    changes.recreate = try parseIDs("recreate")
                 } else {
                     throw error(
                         .unknownField, "unknown key '\(key.text)' in the object of '\(table.name)'", at: key.offset)

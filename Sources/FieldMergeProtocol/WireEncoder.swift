@@ -92,6 +92,10 @@ extension WireCodec {
         writeIDs(changes.update, to: &writer)
         writer.raw(",\"delete\":")
         writeIDs(changes.delete, to: &writer)
+        if !changes.recreate.isEmpty {
+            writer.raw(",\"recreate\":")
+            writeIDs(changes.recreate, to: &writer)
+        }
         writer.raw(",\"attributes\":{")
         for (position, record) in changes.records.enumerated() {
             if position > 0 { writer.byte(UInt8(ascii: ",")) }

@@ -60,14 +60,23 @@ public struct EntityChanges: Sendable, Equatable {
     public var create: [Int64]
     public var update: [Int64]
     public var delete: [Int64]
+    /// `"recreate"` (extension, requests): records the server deleted that a merge brought
+    /// back to life (`editWins`, or `lastEditWins` with the edit newer), sent with every
+    /// field and the revision of the deletion they answer; the server re-creates them under
+    /// their old ids. Absent (empty) in the case study's messages.
+    public var recreate: [Int64]
     /// The `"attributes"` entries, in document order.
     public var records: [WireRecord]
 
-    public init(entity: String, create: [Int64] = [], update: [Int64] = [], delete: [Int64] = [], records: [WireRecord] = []) {
+    public init(
+        entity: String, create: [Int64] = [], update: [Int64] = [], delete: [Int64] = [], recreate: [Int64] = [],
+        records: [WireRecord] = []
+    ) {
         self.entity = entity
         self.create = create
         self.update = update
         self.delete = delete
+        self.recreate = recreate
         self.records = records
     }
 }

@@ -10,6 +10,9 @@ public struct PendingChange: Sendable, Equatable {
         case update
         /// Send the delete, against the ancestor's revision.
         case delete
+        /// The server deleted the record and a merge here brought it back (`editWins`, or
+        /// `lastEditWins` with the edit newer): send every field, to re-create it under its id.
+        case recreate
     }
 
     public var entity: String
@@ -75,6 +78,10 @@ extension Store {
                 if row.revision == nil {
                     changes.append(PendingChange(
                         entity: entity, id: id, kind: .create, fields: table.entity.allFields, record: row.record, revision: nil))
+                } else if let ancestor = row.ancestor, ancestor.isDeleted {
+                    changes.append(PendingChange(
+                        entity: entity, id: id, kind: .recreate, fields: table.entity.allFields, record: row.record,
+                        revision: row.revision))
                 } else if !row.pending.isEmpty {
                     changes.append(PendingChange(
                         entity: entity, id: id, kind: .update, fields: row.pending, record: row.record, revision: row.revision))

@@ -76,6 +76,10 @@ extension RevisionServer {
                 guard let wire = records[temporary] else { throw ServerRefusal.invalid("no attributes for created \(changes.entity) \(temporary)") }
                 try await create(wire, in: entity, &attempt)
             }
+            for id in changes.recreate {
+                guard let wire = records[id] else { throw ServerRefusal.invalid("no attributes for re-created \(changes.entity) \(id)") }
+                try await recreate(wire, in: entity, &attempt)
+            }
             for id in changes.update {
                 guard let wire = records[id] else { throw ServerRefusal.invalid("no attributes for updated \(changes.entity) \(id)") }
                 try await update(wire, in: entity, &attempt)
@@ -180,6 +184,38 @@ extension RevisionServer {
         attempt.answer(entity.name) {
             $0.create.append(id)
             $0.records.append(wireRecord(row, entity: entity, oldID: wire.id))
+        }
+    }
+
+    /// Brings a deleted record back under its old id: the client's merge kept its edit over
+    /// the delete (`editWins`, or `lastEditWins` with the edit newer). The revision sent must
+    /// be the deletion's (else the change set is stale: a conflict with the truth); a record
+    /// alive again already is a conflict too, and one never deleted is refused.
+    private func recreate(_ wire: WireRecord, in entity: ServerEntity, _ attempt: inout ChangeSetAttempt) async throws {
+        let id = wire.id
+        attempt.touched.append((entity.name, id))
+        guard try await storage.row(entity, id: id) == nil, let deletion = try await storage.deletion(entity, id: id) else {
+            if try await storage.row(entity, id: id) != nil { throw ServerRefusal.conflict(touched: attempt.touched) }
+            throw ServerRefusal.conflict(
+                touched: attempt.touched,
+                refused: [RefusedRecord(entity: entity.name, id: id, code: "notDeleted", message: "there is no deleted record to re-create under this id")])
+        }
+        guard wire.revision == deletion.revision else { throw ServerRefusal.conflict(touched: attempt.touched) }
+        try authorize(entity.name, id, sentID: id, .create, attempt)
+        var values = ContiguousArray<Value>(), stamps = ContiguousArray<Stamp>()
+        for (index, field) in entity.entity.fields.enumerated() {
+            values.append(wire.present.contains(index) ? rewrite(wire.values[index], field: field, attempt) : .null)
+            stamps.append(accept(wire.stamps?[index]))
+        }
+        let row = ServerRow(
+            record: Record(entity: entity.name, id: id, values: values, stamps: stamps),
+            revision: attempt.revision, created: attempt.revision)
+        noteReferences(row.record, fields: entity.entity.allFields, entity: entity, &attempt)
+        try await storage.forgetDeletion(entity, id: id)
+        try await storage.write(row, of: entity)
+        attempt.answer(entity.name) {
+            $0.update.append(id)
+            $0.records.append(wireRecord(row, entity: entity))
         }
     }
 

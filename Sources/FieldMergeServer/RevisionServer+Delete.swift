@@ -72,7 +72,7 @@ extension RevisionServer {
             if resolved > 0, seen.insert("\(entity)#\(resolved)").inserted { wanted.append((entity, resolved)) }
         }
         for changes in changeSet.entities {
-            for id in changes.update + changes.delete { add(changes.entity, id) }
+            for id in changes.update + changes.delete + changes.recreate { add(changes.entity, id) }
         }
         for (entity, id) in touched { add(entity, id) }
         var byEntity: [String: EntityChanges] = [:]

@@ -23,9 +23,14 @@ extension RevisionServer {
                 }
                 var listed = Set<Int64>()
                 listed.reserveCapacity(attributes.count)
-                for (kind, ids) in [("create", changes.create), ("update", changes.update), ("delete", changes.delete)] {
+                for (kind, ids) in [
+                    ("create", changes.create), ("update", changes.update), ("delete", changes.delete), ("recreate", changes.recreate),
+                ] {
                     for id in ids {
                         guard listed.insert(id).inserted else { throw refuse("record \(id) is listed twice") }
+                        if kind == "recreate" {
+                            guard id > 0 else { throw refuse("re-created ids are the permanent ids of deleted records, got \(id)") }
+                        }
                         if kind == "create" {
                             guard id < 0 else { throw refuse("created ids must be negative temporary ids, got \(id)") }
                             guard attributes[id] != nil else { throw refuse("no attributes for created record \(id)") }
@@ -38,7 +43,7 @@ extension RevisionServer {
                     }
                 }
                 for id in attributes.keys where !listed.contains(id) {
-                    throw refuse("attributes for record \(id), which is in none of create, update and delete")
+                    throw refuse("attributes for record \(id), which is in none of create, update, delete and recreate")
                 }
             }
         }

@@ -97,6 +97,10 @@ extension SQLiteServerStorage {
         return Deletion(id: id, revision: statement.int64(0), tombstone: try Self.tombstone(statement, column: 1, entity: entity.name, id: id))
     }
 
+    public func forgetDeletion(_ entity: ServerEntity, id: Int64) async throws {
+        try database.run("DELETE FROM \"__fm_deleted\" WHERE \"entity\" = ? AND \"id\" = ?", [.text(entity.name), .integer(id)])
+    }
+
     public func referencing(_ id: Int64, from entity: ServerEntity, field: Int) async throws -> [Int64] {
         let column = Database.quote(entity.entity.fields[field].name)
         return try database.rows("SELECT \"id\" FROM \(table(entity).table) WHERE \(column) = ? ORDER BY \"id\"", [.integer(id)])

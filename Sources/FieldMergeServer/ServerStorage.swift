@@ -49,6 +49,9 @@ public protocol ServerStorage: AnyObject {
     func delete(_ entity: ServerEntity, id: Int64, tombstone: Stamp, revision: Int64) async throws
     /// The tombstone of a deleted record, or nil.
     func deletion(_ entity: ServerEntity, id: Int64) async throws -> Deletion?
+    /// Drops the tombstone of a record that is re-created under its old id (written next
+    /// with ``write(_:of:)``, which logs it at its new revision).
+    func forgetDeletion(_ entity: ServerEntity, id: Int64) async throws
     /// The ids of the alive records of `entity` whose field `field` references `id`, ascending.
     func referencing(_ id: Int64, from entity: ServerEntity, field: Int) async throws -> [Int64]
 

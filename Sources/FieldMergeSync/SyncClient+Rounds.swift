@@ -99,6 +99,11 @@ extension SyncClient {
                 case .create:
                     entry.create.append(change.id)
                     entry.records.append(WireRecord(change.record))
+                case .recreate:
+                    entry.recreate.append(change.id)
+                    entry.records.append(WireRecord(
+                        id: change.id, present: change.fields, values: change.record.values, stamps: change.record.stamps,
+                        revision: change.revision))
                 case .update:
                     entry.update.append(change.id)
                     entry.records.append(WireRecord(
