@@ -117,14 +117,6 @@ public enum FieldStrategy: Sendable, CustomStringConvertible {
         }
     }
 
-    /// Whether merge(A, L, R) == merge(A, R, L) for this strategy.
-    public var isSymmetric: Bool {
-        switch self {
-        case .lastEditWins, .max, .min, .counter, .union: return true
-        case .serverWins, .clientWins, .text, .custom: return false
-        }
-    }
-
     /// Whether two distinct edits (different stamps) to the same value still go to the
     /// strategy: true for ``counter``, where 4 → 5 on both sides means two increments, 6.
     @inlinable
