@@ -31,8 +31,14 @@ public final class Database {
         public var readOnly = false
         /// How long to wait for another connection's lock before failing with a busy error.
         public var busyTimeoutMilliseconds: Int32 = 5_000
-        /// Put file databases in write-ahead-log mode, with `synchronous = NORMAL`.
+        /// Put file databases in write-ahead-log mode, with `synchronous = NORMAL` (or FULL,
+        /// see ``durableAcrossPowerLoss``).
         public var walMode = true
+        /// `synchronous = FULL`: every commit is synced to the disk before it returns, so a
+        /// committed transaction survives a power loss or an OS crash, not only a crash of the
+        /// process (which `NORMAL` in WAL mode already survives). Each commit then waits for
+        /// the disk's flush. Off by default.
+        public var durableAcrossPowerLoss = false
         /// How many prepared statements to keep, least recently used evicted first (0: none).
         public var statementCacheLimit = 64
         /// SQLite's page cache, in KiB (SQLite's own default is 2,000). Six-figure tables
@@ -91,7 +97,7 @@ public final class Database {
             try exec(db, "PRAGMA cache_size = -\(max(0, options.pageCacheKiB))")
             if case .file = location, !options.readOnly, options.walMode {
                 try exec(db, "PRAGMA journal_mode = WAL")
-                try exec(db, "PRAGMA synchronous = NORMAL")
+                try exec(db, options.durableAcrossPowerLoss ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL")
             }
             return db
         } catch {

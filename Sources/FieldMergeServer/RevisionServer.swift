@@ -92,12 +92,15 @@ public actor RevisionServer {
 
     /// A server on SQLite (the embedded default): a file, or a private in-memory database.
     ///
+    /// - Parameter database: How to open it; `durableAcrossPowerLoss` makes every answered
+    ///   request survive a power loss (each commit waits for the disk).
     /// - Throws: ``ServerError``, as ``init(storage:schema:options:replica:wall:)``.
     public init(
         _ location: Database.Location = .memory, schema: Schema, options: Options = Options(),
-        replica: ReplicaID = ReplicaID(0x5E_5E), wall: any WallClock = SystemWallClock()
+        replica: ReplicaID = ReplicaID(0x5E_5E), wall: any WallClock = SystemWallClock(),
+        database: Database.Options = Database.Options()
     ) throws(ServerError) {
-        let storage = try SQLiteServerStorage(location)
+        let storage = try SQLiteServerStorage(location, options: database)
         try storage.prepare(schema: schema)
         self.init(prepared: storage, state: try storage.currentState(), schema: schema, options: options, replica: replica, wall: wall)
     }

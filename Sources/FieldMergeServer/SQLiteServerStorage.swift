@@ -18,8 +18,8 @@ public final class SQLiteServerStorage: ServerStorage {
     /// Opens (or creates) the database at `location`.
     ///
     /// - Throws: ``ServerError/Code/storage`` when SQLite cannot open it.
-    public init(_ location: Database.Location = .memory) throws(ServerError) {
-        database = try Self.sqlite { () throws(SQLiteError) in try Database(location) }
+    public init(_ location: Database.Location = .memory, options: Database.Options = Database.Options()) throws(ServerError) {
+        database = try Self.sqlite { () throws(SQLiteError) in try Database(location, options: options) }
     }
 
     public func open(schema: Schema) async throws { try prepare(schema: schema) }

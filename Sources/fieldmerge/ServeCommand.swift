@@ -42,6 +42,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "A JSON schema document (Specs/schema.md); the built-in reminders schema when omitted.")
     var schema: String?
 
+    @Flag(help: "Sync every commit to the disk (SQLite synchronous=FULL): answered requests survive a power loss, not only a crash of the process; each request then waits for the disk's flush.")
+    var durable = false
+
     @Option(help: "The address to bind; 127.0.0.1 serves this machine only.")
     var host: String = "127.0.0.1"
 
@@ -55,7 +58,9 @@ struct ServeCommand: AsyncParsableCommand {
         options.mode = mode.serverMode
         let server: RevisionServer
         do {
-            server = try RevisionServer(.file(path: db), schema: schema, options: options)
+            var database = Database.Options()
+            database.durableAcrossPowerLoss = durable
+            server = try RevisionServer(.file(path: db), schema: schema, options: options, database: database)
         } catch {
             Self.fail("cannot open the database \(db): \(error)")
             throw ExitCode(1)

@@ -320,3 +320,15 @@ private func withTemporaryDirectory<T>(_ body: (String) throws -> T) throws -> T
         #expect(result.rows == [[.integer(1), .text("Milk")]])
     }
 }
+
+@Suite struct DurabilityOptionTests {
+    @Test func durableAcrossPowerLoss_setsSynchronousFull_andTheDefaultIsNormal() throws {
+        let folder = NSTemporaryDirectory() + "fm-sync-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        var options = Database.Options()
+        #expect(try Database(.file(path: folder + "/a.sqlite"), options: options).scalar("PRAGMA synchronous") == .integer(1))
+        options.durableAcrossPowerLoss = true
+        #expect(try Database(.file(path: folder + "/b.sqlite"), options: options).scalar("PRAGMA synchronous") == .integer(2))
+    }
+}

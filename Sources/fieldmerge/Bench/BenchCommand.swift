@@ -5,7 +5,7 @@ struct BenchCommand: AsyncParsableCommand {
         commandName: "bench",
         abstract: "Measures FieldMerge on the workload of BENCHMARKS.md; prints one JSON line per step.",
         discussion: "Without a sub-command, runs every bench, each in its own process, and adds its peak RSS.",
-        subcommands: [AllBench.self, MergeBench.self, StoreBench.self, CodecBench.self, SyncBench.self],
+        subcommands: [AllBench.self, MergeBench.self, StoreBench.self, CodecBench.self, SyncBench.self, CommitBench.self],
         defaultSubcommand: AllBench.self
     )
 }
