@@ -93,7 +93,11 @@ public struct MergeContext: Sendable {
     @inlinable
     public func computedStamp(_ l: Stamp, _ r: Stamp) -> Stamp {
         let newer = l > r ? l : r
-        let successor = Stamp(clock: newer.clock &+ 1, replica: resolutionStamp.replica)
+        guard newer.clock < UInt64.max else {
+            // The clock has stopped: no successor, and never a stamp older than a side's.
+            return max(resolutionStamp, newer, Stamp(clock: .max, replica: resolutionStamp.replica))
+        }
+        let successor = Stamp(clock: newer.clock + 1, replica: resolutionStamp.replica)
         return resolutionStamp > successor ? resolutionStamp : successor
     }
 }

@@ -146,3 +146,18 @@ import Testing
         #expect(result.upload == FieldMask([0]))
     }
 }
+
+@Suite struct ComputedStampTests {
+    /// At the clock's end there is no successor: the computed stamp never wraps to a small
+    /// clock, and is never older than either side's.
+    @Test func atTheClocksEnd_theComputedStampNeverWraps() {
+        let end = Stamp(clock: .max, replica: ReplicaID(9))
+        for resolution in [Stamp.none, Stamp(clock: 5, replica: ReplicaID(1)), Stamp(clock: .max, replica: ReplicaID(20))] {
+            let stamp = MergeContext(resolutionStamp: resolution).computedStamp(end, Stamp(clock: 3, replica: ReplicaID(2)))
+            #expect(stamp >= end)
+            #expect(stamp.clock == .max)
+        }
+        let ordinary = MergeContext(resolutionStamp: .none).computedStamp(Stamp(clock: 7, replica: ReplicaID(1)), Stamp(clock: 9, replica: ReplicaID(2)))
+        #expect(ordinary.clock == 10)
+    }
+}
