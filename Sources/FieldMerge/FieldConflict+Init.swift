@@ -3,7 +3,7 @@ extension FieldConflict {
     public init(
         at entity: String, id: Int64, kind: ConflictKind, field: String?, fieldIndex: Int?, ancestor: Value?,
         ancestorStamp: Stamp?, local: Value?, localStamp: Stamp, remote: Value?, remoteStamp: Stamp,
-        strategy: String, winner: MergeWinner, result: Value?
+        strategy: String, winner: MergeWinner, result: Value?, deletedSide: MergeWinner? = nil
     ) {
         self.entity = entity
         self.id = id
@@ -19,5 +19,6 @@ extension FieldConflict {
         self.strategy = strategy
         self.winner = winner
         self.result = result
+        self.deletedSide = deletedSide
     }
 }

@@ -42,9 +42,16 @@ public struct FieldConflict: Hashable, Sendable, CustomStringConvertible {
     public var winner: MergeWinner
     /// The value kept; nil for ``ConflictKind/deleteVsEdit`` (see ``winner``).
     public var result: Value?
+    /// For ``ConflictKind/deleteVsEdit``: the side that deleted the record (the other
+    /// edited it); nil for field conflicts.
+    public var deletedSide: MergeWinner? = nil
 
     public var description: String {
         let place = field.map { "\(entity)#\(id).\($0)" } ?? "\(entity)#\(id)"
+        if kind == .deleteVsEdit, let deletedSide {
+            let (deleted, edited) = deletedSide == .local ? ("locally", "remotely") : ("remotely", "locally")
+            return "deleteVsEdit conflict at \(place): deleted \(deleted), edited \(edited), \(strategy) -> \(winner.rawValue)"
+        }
         return "\(kind.rawValue) conflict at \(place): local \(local.map(String.init(describing:)) ?? "deleted")"
             + " vs remote \(remote.map(String.init(describing:)) ?? "deleted"), \(strategy) -> \(winner.rawValue)"
     }

@@ -212,7 +212,7 @@ struct RecordMerger {
             ancestor: nil, ancestorStamp: ancestor?.tombstone ?? nil,
             local: nil, localStamp: deletedIsLocal ? tombstone : newestEdit,
             remote: nil, remoteStamp: deletedIsLocal ? newestEdit : tombstone,
-            strategy: entity.deletePolicy.rawValue, winner: winner, result: nil))
+            strategy: entity.deletePolicy.rawValue, winner: winner, result: nil, deletedSide: deletedIsLocal ? .local : .remote))
         return deleteWins ? deleted : edited
     }
 

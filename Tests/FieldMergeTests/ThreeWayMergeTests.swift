@@ -161,3 +161,18 @@ import Testing
         #expect(ordinary.clock == 10)
     }
 }
+
+@Suite struct DeleteVersusEditDescriptionTests {
+    @Test func aDeleteVersusEditConflict_saysWhichSideDeleted() throws {
+        let entity = Entity("tasks", fields: [Field("title", .text)], deletePolicy: .editWins)
+        let base = Record(entity, id: 1, values: ["a"], stamp: Stamp(clock: 10, replica: ReplicaID(1)))
+        var deleted = base
+        deleted.tombstone = Stamp(clock: 20, replica: ReplicaID(1))
+        var edited = base
+        edited.set(0, "b", stamp: Stamp(clock: 30, replica: ReplicaID(2)))
+        let result = try ThreeWayMerge.merge(entity, ancestor: base, local: deleted, remote: edited, context: MergeContext())
+        let conflict = try #require(result.conflicts.first)
+        #expect(conflict.deletedSide == .local)
+        #expect(conflict.description == "deleteVsEdit conflict at tasks#1: deleted locally, edited remotely, editWins -> remote")
+    }
+}
