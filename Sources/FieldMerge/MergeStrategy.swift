@@ -146,6 +146,15 @@ public struct RecordMergeInput: Sendable {
     public var remote: Record
     /// The values the field strategies chose, in schema order.
     public var proposal: ContiguousArray<Value>
+
+    /// An input built by hand: to unit-test a record rule without running a merge.
+    public init(entity: Entity, ancestor: Record?, local: Record, remote: Record, proposal: ContiguousArray<Value>) {
+        self.entity = entity
+        self.ancestor = ancestor
+        self.local = local
+        self.remote = remote
+        self.proposal = proposal
+    }
 }
 
 /// A record-level strategy written by an app, for rules across fields ("status done

@@ -176,3 +176,18 @@ import Testing
         #expect(conflict.description == "deleteVsEdit conflict at tasks#1: deleted locally, edited remotely, editWins -> remote")
     }
 }
+
+@Suite struct RecordRuleUnitTests {
+    /// A record rule can be tested alone, with an input built by hand.
+    @Test func aRecordRule_isTestableWithoutAMerge() {
+        let entity = Entity("tasks", fields: [Field("done", .bool), Field("completedAt", .date)])
+        let rule = ClosureRecordStrategy(name: "doneHasDate") { input in
+            var values = input.proposal
+            if values[0] == true, values[1] == .null { values[1] = .date(1_700_000_000_000) }
+            return values
+        }
+        let local = Record(entity, id: 1, values: [true, nil], stamp: Stamp(clock: 2, replica: ReplicaID(1)))
+        let input = RecordMergeInput(entity: entity, ancestor: nil, local: local, remote: local, proposal: [true, .null])
+        #expect(rule.merge(input) == [true, .date(1_700_000_000_000)])
+    }
+}
