@@ -72,20 +72,7 @@ extension Store {
 
     /// A row inserted with plain SQL: a create with every field stamped now.
     private func absorbInsert(_ table: EntityTable, id: Int64, stamp: Stamp) throws {
-        let columns = table.entity.fields.map { Database.quote($0.name) }.joined(separator: ", ")
-        let statement = try database.statement("SELECT \(columns) FROM \(table.table) WHERE \"id\" = ?")
-        defer { statement.reset() }
-        try statement.bind(id, at: 1)
-        guard try statement.step() else { return }  // inserted, then deleted again
-        var values = ContiguousArray<Value>()
-        for (index, field) in table.entity.fields.enumerated() {
-            guard let value = statement.value(Int32(index), as: field.type) else {
-                throw StoreError(
-                    .invalidRecord, "a row inserted with plain SQL holds a value that is not \(field.type.name) in '\(field.name)'",
-                    entity: table.entity.name, id: id)
-            }
-            values.append(value)
-        }
+        guard let values = try readValues(table, id: id, "inserted") else { return }  // inserted, then deleted again
         var record = Record(table.entity, id: id, values: values, stamp: stamp)
         try Self.canonicalize(&record)
         try writeRow(table, StoredRow(record: record, pending: table.entity.allFields, revision: nil, storedAncestor: nil))
@@ -108,7 +95,7 @@ extension Store {
             throw StoreError(.corrupt, "the captured state of a row written with plain SQL cannot be read: \(error)",
                              entity: table.entity.name, id: id)
         }
-        guard let now = try readValues(table, id: id) else {
+        guard let now = try readValues(table, id: id, "updated") else {
             var record = before.record
             record.tombstone = stamp
             try writeTombstone(table.entity, Tombstone(
@@ -138,7 +125,7 @@ extension Store {
     }
 
     /// The field values of a row as they are, or nil when there is no such row.
-    private func readValues(_ table: EntityTable, id: Int64) throws -> ContiguousArray<Value>? {
+    private func readValues(_ table: EntityTable, id: Int64, _ how: String) throws -> ContiguousArray<Value>? {
         let columns = table.entity.fields.map { Database.quote($0.name) }.joined(separator: ", ")
         let statement = try database.statement("SELECT \(columns) FROM \(table.table) WHERE \"id\" = ?")
         defer { statement.reset() }
@@ -148,7 +135,7 @@ extension Store {
         for (index, field) in table.entity.fields.enumerated() {
             guard let value = statement.value(Int32(index), as: field.type) else {
                 throw StoreError(
-                    .invalidRecord, "a row updated with plain SQL holds a value that is not \(field.type.name) in '\(field.name)'",
+                    .invalidRecord, "a row \(how) with plain SQL holds a value that is not \(field.type.name) in '\(field.name)'",
                     entity: table.entity.name, id: id)
             }
             values.append(value)

@@ -171,6 +171,16 @@ extension RevisionServer {
     private func create(_ wire: WireRecord, in entity: ServerEntity, _ attempt: inout ChangeSetAttempt) async throws {
         let id = attempt.resolve(entity.name, wire.id)
         try authorize(entity.name, id, sentID: wire.id, .create, attempt)
+        let row = try await writeNew(wire, id: id, in: entity, &attempt)
+        attempt.answer(entity.name) {
+            $0.create.append(id)
+            $0.records.append(wireRecord(row, entity: entity, oldID: wire.id))
+        }
+    }
+
+    /// Writes the record `wire` describes under `id`, created at this change set's revision
+    /// (absent fields null, stamps accepted), and notes its references.
+    private func writeNew(_ wire: WireRecord, id: Int64, in entity: ServerEntity, _ attempt: inout ChangeSetAttempt) async throws -> ServerRow {
         var values = ContiguousArray<Value>(), stamps = ContiguousArray<Stamp>()
         for (index, field) in entity.entity.fields.enumerated() {
             values.append(wire.present.contains(index) ? rewrite(wire.values[index], field: field, attempt) : .null)
@@ -181,10 +191,7 @@ extension RevisionServer {
             revision: attempt.revision, created: attempt.revision)
         noteReferences(row.record, fields: entity.entity.allFields, entity: entity, &attempt)
         try await storage.write(row, of: entity)
-        attempt.answer(entity.name) {
-            $0.create.append(id)
-            $0.records.append(wireRecord(row, entity: entity, oldID: wire.id))
-        }
+        return row
     }
 
     /// Brings a deleted record back under its old id: the client's merge kept its edit over
@@ -194,25 +201,16 @@ extension RevisionServer {
     private func recreate(_ wire: WireRecord, in entity: ServerEntity, _ attempt: inout ChangeSetAttempt) async throws {
         let id = wire.id
         attempt.touched.append((entity.name, id))
-        guard try await storage.row(entity, id: id) == nil, let deletion = try await storage.deletion(entity, id: id) else {
-            if try await storage.row(entity, id: id) != nil { throw ServerRefusal.conflict(touched: attempt.touched) }
+        if try await storage.row(entity, id: id) != nil { throw ServerRefusal.conflict(touched: attempt.touched) }
+        guard let deletion = try await storage.deletion(entity, id: id) else {
             throw ServerRefusal.conflict(
                 touched: attempt.touched,
                 refused: [RefusedRecord(entity: entity.name, id: id, code: "notDeleted", message: "there is no deleted record to re-create under this id")])
         }
         guard wire.revision == deletion.revision else { throw ServerRefusal.conflict(touched: attempt.touched) }
         try authorize(entity.name, id, sentID: id, .create, attempt)
-        var values = ContiguousArray<Value>(), stamps = ContiguousArray<Stamp>()
-        for (index, field) in entity.entity.fields.enumerated() {
-            values.append(wire.present.contains(index) ? rewrite(wire.values[index], field: field, attempt) : .null)
-            stamps.append(accept(wire.stamps?[index]))
-        }
-        let row = ServerRow(
-            record: Record(entity: entity.name, id: id, values: values, stamps: stamps),
-            revision: attempt.revision, created: attempt.revision)
-        noteReferences(row.record, fields: entity.entity.allFields, entity: entity, &attempt)
         try await storage.forgetDeletion(entity, id: id)
-        try await storage.write(row, of: entity)
+        let row = try await writeNew(wire, id: id, in: entity, &attempt)
         attempt.answer(entity.name) {
             $0.update.append(id)
             $0.records.append(wireRecord(row, entity: entity))
