@@ -144,6 +144,8 @@ extension Store {
             record: record, pending: row.pending, revision: row.revision, ancestor: row.ancestor))
         try deleteRow(table, id: id)
         try markPending(table.entity.name, id: id)
+        // A delete replaces a change the server refused: it is sent, and decided anew.
+        try unpark(table.entity.name, id: id)
         journal { $0.deleted[table.entity.name, default: []].append(id) }
     }
 

@@ -6,6 +6,8 @@ import FieldMergeProtocol
 /// One simulated device: its own SQLite file, wall clock (possibly skewed), fault-injecting
 /// transport and sync client. A crash closes the store and opens the file again.
 final class Device {
+    /// Device *i* is replica `firstReplica + i`.
+    static let firstReplica: UInt64 = 0xD000
     let index: Int
     let path: String
     let schema: Schema

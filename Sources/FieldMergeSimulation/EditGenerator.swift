@@ -33,6 +33,8 @@ struct Edit: Sendable {
     /// Made while the device's clock ran further ahead than the server accepts: the server
     /// clamps its stamps, so "newest wins" is judged by the clamped stamp.
     var exempt = false
+    /// Written with plain SQL through a second connection (the store captured it).
+    var plainSQL = false
 }
 
 /// Makes random local edits on one device's store: overlapping updates (a few hot records
@@ -49,6 +51,9 @@ struct EditGenerator: Sendable {
     /// the same batch (how the first runs got past bugs since fixed, Specs/simulation.md §6).
     let cascades: Bool
     let seed: SeedData
+    /// The device's file, when it writes its field updates with plain SQL through a second
+    /// connection (as an app using another SQLite library would) instead of the store's API.
+    let plainSQLPath: String?
     var random: SplitMix64
     private var serial = 0
     /// Fields by role, as (entity, field) pairs.
@@ -56,8 +61,9 @@ struct EditGenerator: Sendable {
 
     enum FieldRoleKey: Hashable { case lastEditWins, counter, union, max }
 
-    init(schema: Schema, device: Int, exempt: Bool, cascades: Bool, seedData: SeedData, seed: UInt64) {
+    init(schema: Schema, device: Int, exempt: Bool, cascades: Bool, seedData: SeedData, seed: UInt64, plainSQLPath: String? = nil) {
         self.schema = schema
+        self.plainSQLPath = plainSQLPath
         self.cascades = cascades
         self.seed = seedData
         roles = FieldRole.roles(schema)
@@ -82,13 +88,15 @@ struct EditGenerator: Sendable {
     /// Makes `count` edits (fewer when a pick finds nothing alive) and returns them.
     mutating func edit(_ store: Store, count: Int) throws -> [Edit] {
         var edits: [Edit] = []
+        let connection = try plainSQLPath.map { try Database(.file(path: $0)) }
+        defer { connection?.close() }
         for _ in 0..<count {
             let roll = random.below(100)
             switch roll {
-            case ..<40: try update(store, .lastEditWins, into: &edits)
-            case ..<52: try update(store, .counter, into: &edits)
-            case ..<62: try update(store, .union, into: &edits)
-            case ..<70: try update(store, .max, into: &edits)
+            case ..<40: try update(store, .lastEditWins, connection, into: &edits)
+            case ..<52: try update(store, .counter, connection, into: &edits)
+            case ..<62: try update(store, .union, connection, into: &edits)
+            case ..<70: try update(store, .max, connection, into: &edits)
             case ..<95: _ = try create(store, entity: random.below(schema.entities.count), depth: 0, into: &edits)
             default: try delete(store, into: &edits)
             }
@@ -96,7 +104,7 @@ struct EditGenerator: Sendable {
         return edits
     }
 
-    private mutating func update(_ store: Store, _ role: FieldRoleKey, into edits: inout [Edit]) throws {
+    private mutating func update(_ store: Store, _ role: FieldRoleKey, _ connection: Database?, into edits: inout [Edit]) throws {
         guard let candidates = byRole[role], !candidates.isEmpty else { return }
         let (entity, field) = candidates[random.below(candidates.count)]
         guard let record = try pick(store, entity: entity) else { return }
@@ -125,9 +133,38 @@ struct EditGenerator: Sendable {
             edit.kind = .raise
         }
         let name = schema.entities[entity].name
-        guard !(try store.update(name, id: record.id, set: [(field, edit.value)])).isEmpty else { return }
+        if let connection, let plain = Self.plainSQLValue(edit.value) {
+            try writeWithPlainSQL(connection, edit, plain, entity: name, field: schema.entities[entity].fields[field].name)
+            try store.captureExternalWrites()
+            edit.plainSQL = true
+        } else {
+            guard !(try store.update(name, id: record.id, set: [(field, edit.value)])).isEmpty else { return }
+        }
         edit.stamp = try store.record(name, id: record.id)!.stamps[field]
+        guard edit.stamp != edit.base else { return }  // the value did not change
         edits.append(edit)
+    }
+
+    /// An UPDATE on the device's file through another connection: a counter's increment as
+    /// SQL arithmetic, any other value bound as it is.
+    private func writeWithPlainSQL(_ connection: Database, _ edit: Edit, _ value: SQLValue, entity: String, field: String) throws {
+        let (table, column) = (Database.quote(entity), Database.quote(field))
+        if case .increment(let step) = edit.kind {
+            try connection.run("UPDATE \(table) SET \(column) = coalesce(\(column), 0) + ? WHERE \"id\" = ?", [.integer(step), .integer(edit.id)])
+        } else {
+            try connection.run("UPDATE \(table) SET \(column) = ? WHERE \"id\" = ?", [value, .integer(edit.id)])
+        }
+    }
+
+    /// The SQL value a plain-SQL writer would bind, for the types stored as they are
+    /// (integers, reals, text); nil for the rest, which go through the store.
+    static func plainSQLValue(_ value: Value) -> SQLValue? {
+        switch value {
+        case .integer(let v): .integer(v)
+        case .real(let v): .real(v)
+        case .text(let v): .text(v)
+        default: nil
+        }
     }
 
     /// Creates a record of `entity`; a cascading parent is sometimes created first, so that

@@ -6,7 +6,9 @@ import FieldMerge
 /// Twelve entities with references that cascade or set null, and fields decided by the
 /// strategies the oracle can predict: `counter` (increments add up), `union` (additions
 /// survive), `max`, a custom `highScore` strategy (the larger integer), and `lastEditWins`
-/// for everything else. Every entity keeps the default delete policy, `deleteWins`.
+/// for everything else. Two entities bring back a record that an edit concurrent with its
+/// delete touched: `match_notes` (`editWins`) and `screen_instances` (`lastEditWins`); the
+/// others keep the default delete policy, `deleteWins`.
 /// Entities come in dependency order: a reference always points at an earlier entity.
 public enum LeagueSchema {
     /// The schema (also the default of `fieldmerge serve`).
@@ -56,7 +58,7 @@ public enum LeagueSchema {
         Entity("match_notes", fields: [
             Field("matchID", .reference(to: "matches", onDelete: .cascade)), Field("body", .text),
             Field("likes", .integer, strategy: .counter), Field("labels", .textSet, strategy: .union),
-        ]),
+        ], deletePolicy: .editWins),
         Entity("screens", fields: [Field("name", .text), Field("title", .text), Field("position", .integer)]),
         Entity("screen_items", fields: [
             Field("screenID", .reference(to: "screens", onDelete: .cascade)), Field("label", .text),
@@ -65,7 +67,7 @@ public enum LeagueSchema {
         Entity("screen_instances", fields: [
             Field("screenID", .reference(to: "screens", onDelete: .cascade)), Field("takenAt", .date),
             Field("comment", .text), Field("views", .integer, strategy: .counter),
-        ]),
+        ], deletePolicy: .lastEditWins),
         Entity("screen_instance_items", fields: [
             Field("instanceID", .reference(to: "screen_instances", onDelete: .cascade)),
             Field("itemID", .reference(to: "screen_items", onDelete: .setNull)),

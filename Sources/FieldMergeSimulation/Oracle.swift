@@ -5,6 +5,11 @@ import FieldMergeSQLite
 public struct OracleResult: Sendable, Equatable {
     /// Records whose existence was checked, and fields whose value was.
     public var records = 0, fields = 0
+    /// Records of an `editWins` or `lastEditWins` entity that were deleted while another
+    /// device edited them: brought back by the merge, or gone.
+    public var broughtBack = 0, deletedDespiteEdits = 0
+    /// Field edits the server's rule refused, and records kept aside for them at the end.
+    public var refusedEdits = 0, keptAside = 0
     /// What the rules say should be there and is not (first few, and how many in all).
     public var failures: [String] = []
     public var failureCount = 0
@@ -20,7 +25,9 @@ public struct OracleResult: Sendable, Equatable {
 ///
 /// - a deleted record is gone, and so is every record whose cascading parent is gone; any
 ///   other seeded or created record exists, with its references as written (or null where a
-///   `setNull` target is gone);
+///   `setNull` target is gone); under `editWins` or `lastEditWins`, a record deleted while
+///   another device edited it may come back (either outcome is right);
+/// - a field update the server's rule refuses is kept aside on its device, never applied;
 /// - a `lastEditWins` field holds the value of its newest-stamped write: no write has a larger
 ///   stamp (clamped writes of devices whose clocks ran too far ahead excepted);
 /// - a counter is its initial value plus every increment; a set holds its initial members and
@@ -39,11 +46,28 @@ struct Oracle: Sendable {
 
     struct Key: Hashable { var entity: Int; var id: Int64 }
 
+    /// A record a device kept aside because the server refused its change.
+    struct Parked: Hashable { var device: Int; var entity: String; var id: Int64 }
+
+    /// What the rules say of a record's existence.
+    enum Fate {
+        case kept, gone
+        /// Deleted while another device edited it, under a delete policy that lets an edit
+        /// concurrent with the delete bring it back: either outcome is right.
+        case either
+    }
+
     /// Checks the converged data in `store` against the edits. `idMaps[d]` is device d's map
-    /// of temporary to permanent ids, by entity.
-    func check(_ store: Store, idMaps: [[String: [Int64: Int64]]]) throws -> OracleResult {
-        var check = Check(oracle: self, idMaps: idMaps)
+    /// of temporary to permanent ids, by entity. `refuses` is the server's authorization rule
+    /// for field updates (device, entity, id), nil for none; `parked` what the devices kept
+    /// aside when the server refused a change.
+    func check(
+        _ store: Store, idMaps: [[String: [Int64: Int64]]], refuses: (@Sendable (Int, String, Int64) -> Bool)? = nil,
+        parked: Set<Parked> = []
+    ) throws -> OracleResult {
+        var check = Check(oracle: self, idMaps: idMaps, refuses: refuses)
         try check.run(store)
+        try check.checkRefusals(parked, store)
         return check.result
     }
 }
@@ -53,20 +77,25 @@ struct Check {
     typealias Key = Oracle.Key
     let oracle: Oracle
     let idMaps: [[String: [Int64: Int64]]]
+    let refuses: (@Sendable (Int, String, Int64) -> Bool)?
     var result = OracleResult()
     var creations: [Key: Edit] = [:]
     var unresolved: [Edit] = []
-    var deleted: Set<Key> = []
+    /// Records deleted directly (not by a cascade), with the devices that deleted them.
+    var deleters: [Key: Set<Int>] = [:]
+    /// Field edits the server's rule refuses, with the record's permanent id.
+    var refused: [(edit: Edit, key: Key)] = []
     /// Deletes of records that never had a permanent id: (device, entity, temporary id).
     var deletedLocally: Set<[Int64]> = []
     var fieldEdits: [Key: [Edit]] = [:]
     var present: [Set<Int64>] = []
-    var alive: [Key: Bool] = [:]
+    var fates: [Key: Oracle.Fate] = [:]
     var schema: Schema { oracle.seed.schema }
 
-    init(oracle: Oracle, idMaps: [[String: [Int64: Int64]]]) {
+    init(oracle: Oracle, idMaps: [[String: [Int64: Int64]]], refuses: (@Sendable (Int, String, Int64) -> Bool)?) {
         self.oracle = oracle
         self.idMaps = idMaps
+        self.refuses = refuses
     }
 
     func resolve(device: Int, entity: Int, id: Int64) -> Int64? {
@@ -80,24 +109,33 @@ struct Check {
             case .create:
                 if let id { creations[Key(entity: edit.entity, id: id)] = edit } else { unresolved.append(edit) }
             case .delete:
-                if let id { deleted.insert(Key(entity: edit.entity, id: id)) } else {
+                if let id { deleters[Key(entity: edit.entity, id: id), default: []].insert(edit.device) } else {
                     deletedLocally.insert([Int64(edit.device), Int64(edit.entity), edit.id])
                 }
             default:
-                if let id { fieldEdits[Key(entity: edit.entity, id: id), default: []].append(edit) }
+                guard let id else { continue }
+                let key = Key(entity: edit.entity, id: id)
+                // Only an update of a record the device knew by its permanent id can be refused:
+                // an edit of a record not yet on the server travels with its create.
+                if edit.id > 0, let refuses, refuses(edit.device, schema.entities[edit.entity].name, id) {
+                    refused.append((edit, key))
+                } else {
+                    fieldEdits[key, default: []].append(edit)
+                }
             }
         }
         try checkExistenceAndReferences(store)
         for edit in unresolved where !deletedLocally.contains([Int64(edit.device), Int64(edit.entity), edit.id]) {
             var kept = true
             for parent in parents(of: edit) {
-                guard let parent, isAlive(parent) else { kept = false; break }
+                guard let parent, fate(parent) == .kept else { kept = false; break }
             }
             if kept {
                 result.fail("\(schema.entities[edit.entity].name) \(edit.id) of device \(edit.device) never reached the server")
             }
         }
-        for key in Set(fieldEdits.keys).union(creations.keys) where present[key.entity].contains(key.id) {
+        // A record brought back after a delete may rightly miss what its deleter had not sent.
+        for key in Set(fieldEdits.keys).union(creations.keys) where present[key.entity].contains(key.id) && fate(key) == .kept {
             try checkFields(key, store)
         }
     }
@@ -121,19 +159,31 @@ struct Check {
         return (oracle.seed.values(entity: key.entity, id: key.id), Stamp(milliseconds: oracle.seed.start, replica: SeedData.replica), false, nil)
     }
 
-    /// Whether the rules keep `key`: not deleted, and every cascading parent kept.
-    mutating func isAlive(_ key: Key) -> Bool {
-        if let known = alive[key] { return known }
-        var keep = !deleted.contains(key)
-        if keep, let start = initial(key) {
+    /// What the rules say of `key`: gone when deleted (unless its entity's delete policy lets a
+    /// concurrent edit bring it back and a device other than the deleters edited it: then
+    /// either) or when a cascading parent is gone; kept otherwise.
+    mutating func fate(_ key: Key) -> Oracle.Fate {
+        if let known = fates[key] { return known }
+        var fate = Oracle.Fate.kept
+        if let deleters = deleters[key] {
+            let editedElsewhere = (fieldEdits[key] ?? []).contains { !deleters.contains($0.device) }
+            fate = schema.entities[key.entity].deletePolicy != .deleteWins && editedElsewhere ? .either : .gone
+        }
+        if fate != .gone, let start = initial(key) {
             for (index, role) in roles[key.entity].enumerated() {
                 guard case .reference(let target, .cascade) = role, case .integer(let id) = start.values[index] else { continue }
                 let parent = start.device.map { resolve(device: $0, entity: target, id: id) } ?? id
-                guard let parent, isAlive(Key(entity: target, id: parent)) else { keep = false; break }
+                guard let parent else { fate = .gone; break }
+                switch self.fate(Key(entity: target, id: parent)) {
+                case .gone: fate = .gone
+                case .either: fate = .either
+                case .kept: break
+                }
+                if fate == .gone { break }
             }
         }
-        alive[key] = keep
-        return keep
+        fates[key] = fate
+        return fate
     }
 
     mutating func checkExistenceAndReferences(_ store: Store) throws {
@@ -154,7 +204,12 @@ struct Check {
                     var expected = start.values[field]
                     if case .integer(let written) = expected {
                         let parent = start.device.map { resolve(device: $0, entity: target, id: written) } ?? written
-                        if let parent, isAlive(Key(entity: target, id: parent)) { expected = .integer(parent) } else { expected = .null }
+                        // Entities come in dependency order: the target's presence is known.
+                        let fate = parent.map { self.fate(Key(entity: target, id: $0)) } ?? .gone
+                        let kept = fate != .gone && parent.map { present[target].contains($0) } == true
+                        expected = kept ? .integer(parent!) : .null
+                        // A target brought back after its delete set this to null stays null.
+                        if fate == .either, case .null = row[column + 1] { expected = .null }
                     }
                     let actual: Value = if case .integer(let v) = row[column + 1] { .integer(v) } else { .null }
                     if actual != expected {
@@ -169,9 +224,15 @@ struct Check {
                 + creations.keys.filter { $0.entity == entity }
             for key in keys {
                 result.records += 1
-                let exists = present[entity].contains(key.id), expected = isAlive(key)
-                if exists != expected {
-                    result.fail("\(schema.entities[entity].name) \(key.id) " + (expected ? "was lost" : "should be gone (deleted, or a cascading parent is)"))
+                let exists = present[entity].contains(key.id)
+                switch fate(key) {
+                case .either where deleters[key] != nil:
+                    if exists { result.broughtBack += 1 } else { result.deletedDespiteEdits += 1 }
+                case .either: break
+                case .kept where !exists: result.fail("\(schema.entities[entity].name) \(key.id) was lost")
+                case .gone where exists:
+                    result.fail("\(schema.entities[entity].name) \(key.id) should be gone (deleted, or a cascading parent is)")
+                default: break
                 }
             }
         }

@@ -70,7 +70,9 @@ public actor ServerEndpoint: SyncTransport {
         do {
             let json = gzip ? try Gzip.decompress(body, limit: limit) : body
             metrics.rawBytesUp += json.count
-            response = try await server.handle(try codec.decodeRequest(json))
+            // The client id stands for the authenticated user, as a token's subject would.
+            let request = try codec.decodeRequest(json)
+            response = try await server.handle(request, identity: request.clientID.map { SyncIdentity(user: $0) })
         } catch {
             // What HTTP would answer with 400: the client sees a failed request.
             metrics.rejected += 1

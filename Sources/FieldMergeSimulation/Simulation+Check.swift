@@ -65,8 +65,11 @@ extension Simulation {
         var idMaps: [[String: [Int64: Int64]]] = []
         for device in devices { idMaps.append(try await device.idMap()) }
         if let tamper { tamper(&oracle) }
-        let oracle = self.oracle
-        report.oracle = try await devices[0].client.withStore { try oracle.check($0, idMaps: idMaps) }
+        if let tamperParked { tamperParked(&parked) }
+        let (oracle, parked) = (self.oracle, self.parked)
+        var refuses: (@Sendable (Int, String, Int64) -> Bool)?
+        if options.refusals, await endpoint.isLocal { refuses = RefusalRule.refuses(device:entity:id:) }
+        report.oracle = try await devices[0].client.withStore { try oracle.check($0, idMaps: idMaps, refuses: refuses, parked: parked) }
         progress?("check", replicas.count + 1, replicas.count + 1)
         report.wire = await endpoint.metrics
         summarize()
@@ -84,6 +87,7 @@ extension Simulation {
             case .delete: "delete"
             }
             report.edits[kind, default: 0] += 1
+            if edit.plainSQL { report.plainSQLEdits += 1 }
         }
         for device in devices {
             report.syncs += device.syncs

@@ -13,10 +13,11 @@ extension Simulation {
         if let remote {
             endpoint = ServerEndpoint(remote: remote, schema: schema)
         } else {
-            let (file, schema, wall, mode) = (path("server.sqlite"), schema, serverWall, options.mode)
+            let (file, schema, wall, mode, refusals) = (path("server.sqlite"), schema, serverWall, options.mode, options.refusals)
             let open: @Sendable () throws -> RevisionServer = {
                 var serverOptions = RevisionServer.Options()
                 serverOptions.mode = mode
+                if refusals { serverOptions.authorize = RefusalRule.authorize }
                 return try RevisionServer(.file(path: file), schema: schema, options: serverOptions, wall: wall)
             }
             endpoint = ServerEndpoint(server: try open(), reopen: open)
@@ -64,12 +65,13 @@ extension Simulation {
                 ledger.injected(.skewedClock)
             }
             let wall = ManualWallClock(milliseconds: UInt64(Int64(now) + skew))
-            let store = try Store.openSnapshot(at: file, schema: schema, replica: ReplicaID(0xD000 + UInt64(index)), wall: wall)
+            let store = try Store.openSnapshot(at: file, schema: schema, replica: ReplicaID(Device.firstReplica + UInt64(index)), wall: wall)
             let transport = FaultyTransport(endpoint, rates: options.faults, seed: options.seed &+ UInt64(index) &* 0x9E37_79B9, ledger: ledger)
             devices.append(await Device(index: index, path: file, store: store, wall: wall, skew: skew, transport: transport, ledger: ledger))
             generators.append(EditGenerator(
                 schema: schema, device: index, exempt: skew > 60_000, cascades: options.cascadingDeletes, seedData: seedData,
-                seed: options.seed ^ (UInt64(index + 1) << 32)))
+                seed: options.seed ^ (UInt64(index + 1) << 32),
+                plainSQLPath: options.plainSQLEvery > 0 && index % options.plainSQLEvery == options.plainSQLEvery - 1 ? file : nil))
             progress?("devices", index + 1, options.devices)
         }
     }

@@ -38,10 +38,14 @@ public final class Simulation {
     var generators: [EditGenerator] = []
     var late: [(name: String, client: SyncClient)] = []
     var oracle: Oracle
+    /// What the devices kept aside because the server refused it (collected after settling).
+    var parked: Set<Oracle.Parked> = []
     /// Set by tests to prove the checks catch what they should: `tamper` changes the oracle's
     /// log before the check; `sabotage` writes behind the last device's back before it.
     var tamper: ((inout Oracle) -> Void)?
     var sabotage: (@Sendable (Store) throws -> Void)?
+    /// Set by tests: changes what the devices are said to have kept aside, before the check.
+    var tamperParked: ((inout Set<Oracle.Parked>) -> Void)?
 
     /// Catch-up page size for the devices: small enough that the bootstrap download and the
     /// late joiners page (pages carry the parents of their records).
@@ -79,7 +83,10 @@ public final class Simulation {
         try await phase("rounds") {
             for round in 0..<options.rounds { try await runRound(round) }
         }
-        try await phase("settle") { try await settle() }
+        try await phase("settle") {
+            try await settle()
+            try await collectRefusedChanges()
+        }
         if options.bootstrap { try await phase("bootstrap") { try await bootstrap() } }
         try await phase("check") { try await check() }
         return report

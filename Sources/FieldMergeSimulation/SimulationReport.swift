@@ -22,10 +22,15 @@ public struct SimulationOptions: Sendable {
     public var keepFolder = false
     /// Devices that join late, one from a snapshot and one downloading everything.
     public var bootstrap = true
-    /// Delete records that others reference, and create records under any record. Off by
-    /// default: two server bugs lose such deletes or refuse such requests for ever
-    /// (Specs/simulation.md, "Workarounds").
+    /// Delete records that others reference, and create records under any record (on by
+    /// default; off keeps deletes to leaves, Specs/simulation.md §6).
     public var cascadingDeletes = true
+    /// The in-process server refuses some devices' updates of some venues (``RefusalRule``);
+    /// ignored with a remote server, which knows no such rule.
+    public var refusals = true
+    /// Every `plainSQLEvery`-th device (index % n == n - 1) writes its field updates with
+    /// plain SQL through a second connection to its file; 0: none.
+    public var plainSQLEvery = 3
     public init() {}
 }
 
@@ -43,6 +48,8 @@ public struct SimulationReport: Sendable {
     public var folder = ""
     public var seededRecords = 0, finalRecords = 0
     public var edits: [String: Int] = [:]
+    /// Field edits written with plain SQL through a second connection.
+    public var plainSQLEdits = 0
     public var syncs = 0, failedAttempts = 0
     public var wire = WireMetrics()
     public var conflicts: [ConflictKind: Int] = [:]
@@ -72,6 +79,9 @@ public struct SimulationReport: Sendable {
         out.append("result: " + (passed ? "PASS: every replica holds the same data and no edit was lost" : "FAIL"))
         out.append("data: \(finalRecords) records at the end, digest \(digest.prefix(16))")
         out.append("edits: " + edits.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+        out.append("plain SQL: \(plainSQLEdits) field edits through a second connection, captured by the store; "
+            + "refused by the server's rule: \(oracle.refusedEdits) edits, \(oracle.keptAside) records kept aside and accounted for, then discarded")
+        out.append("delete policies: \(oracle.broughtBack) records deleted while another device edited them came back, \(oracle.deletedDespiteEdits) stayed deleted")
         out.append("syncs: \(syncs) completed, \(failedAttempts) failed attempts retried; requests \(wire.requests) (\(wire.rejected) refused as unreadable)")
         out.append("wire: up \(mb(wire.rawBytesUp)) raw / \(mb(wire.gzipBytesUp)) gzip; down \(mb(wire.rawBytesDown)) raw / \(mb(wire.gzipBytesDown)) gzip")
         out.append("conflicts: \(conflictingChangeSets) change sets answered as conflicts, \(mergedRecords) records merged; "

@@ -35,6 +35,10 @@ struct SimulateCommand: AsyncParsableCommand {
     @Flag(help: "Skip the late-joining devices (snapshot and full download).") var noBootstrap = false
     @Flag(inversion: .prefixedNo, help: "Delete records others reference and create under any record (--no-cascades keeps to leaves).")
     var cascades = true
+    @Flag(inversion: .prefixedNo, help: "The in-process server refuses some devices' updates of some venues; the run checks they are kept aside.")
+    var refusals = true
+    @Option(help: "Every Nth device writes its field updates with plain SQL through a second connection (0: none).")
+    var plainSQLEvery = 3
 
     func run() async throws {
         var options = SimulationOptions()
@@ -43,6 +47,9 @@ struct SimulateCommand: AsyncParsableCommand {
         options.keepFolder = keep
         options.bootstrap = !noBootstrap
         options.cascadingDeletes = cascades
+        options.refusals = refusals
+        guard plainSQLEvery >= 0 else { throw ValidationError("--plain-sql-every: 0 or more") }
+        options.plainSQLEvery = plainSQLEvery
         if rateSpec != nil && !faults { throw ValidationError("a rate spec needs --faults") }
         if faults { options.faults = try FaultRates(spec: rateSpec ?? "") }
         guard let mode = RevisionServer.Mode(rawValue: mode) else { throw ValidationError("--mode: strict or merge") }

@@ -83,6 +83,44 @@ import Testing
         #expect(report.divergences.first?.hasPrefix("device 4 differs from the server in teams") == true)
     }
 
+    /// Issue #10's proof: entities with `editWins` and `lastEditWins`, devices that write with
+    /// plain SQL through a second connection, and a server that refuses some updates, all
+    /// with faults on.
+    @Test func deletePoliciesPlainSQLAndRefusals_convergeAndAreAccountedFor() async throws {
+        var options = Self.small(seed: 11)
+        options.devices = 6  // devices 1 and 5 are refused some venues; 2 and 5 write with SQL
+        let report = try await Simulation(options: options).run()
+        #expect(report.passed, "\(report.rendered())")
+        #expect(report.plainSQLEdits > 0)
+        #expect(report.oracle.refusedEdits > 0)
+        #expect(report.oracle.keptAside > 0)
+        #expect(report.oracle.broughtBack + report.oracle.deletedDespiteEdits > 0)
+    }
+
+    @Test func aRefusedEditThatWasNotKeptAside_isReported() async throws {
+        var options = Self.small(seed: 11, faults: .none)
+        options.devices = 6
+        let simulation = try Simulation(options: options)
+        var forgotten = 0
+        simulation.tamperParked = { parked in
+            forgotten = parked.count
+            parked = []
+        }
+        let report = try await simulation.run()
+        #expect(forgotten > 0)
+        #expect(!report.passed)
+        #expect(report.oracle.failures.first?.contains("was neither kept aside nor applied") == true)
+        #expect(report.divergences.isEmpty)
+    }
+
+    @Test func withoutTheRule_nothingIsRefusedOrKeptAside() async throws {
+        var options = Self.small(seed: 11, faults: .none)
+        (options.devices, options.refusals, options.plainSQLEvery) = (6, false, 0)
+        let report = try await Simulation(options: options).run()
+        #expect(report.passed, "\(report.rendered())")
+        #expect(report.oracle.refusedEdits == 0 && report.oracle.keptAside == 0 && report.plainSQLEdits == 0)
+    }
+
     @Test func faultSpecs_parse() throws {
         #expect(try FaultRates(spec: "") == .standard)
         let one = try FaultRates(spec: "0.2")

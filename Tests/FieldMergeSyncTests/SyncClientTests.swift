@@ -373,4 +373,27 @@ actor LosingTransport: SyncTransport {
         try await b.write { try $0.discard("lists", id: 1) }
         #expect(try await b.read { try $0.database.scalar("SELECT name FROM lists WHERE id = 1") } == .text("One"))
     }
+
+    /// Deleting a record whose update the server refused replaces the refused change: the
+    /// delete is sent with the next sync (the server decides it anew), nothing stays aside.
+    @Test func deletingARefusedRecord_sendsTheDelete() async throws {
+        let schema = try syncSchema()
+        var options = RevisionServer.Options()
+        options.authorize = { change in !(change.entity == "lists" && change.kind == .update) }
+        let transport = InProcessTransport(server: try RevisionServer(.memory, schema: schema, options: options))
+        let a = SyncClient(store: try Store(.memory, schema: schema, replica: ReplicaID(1)), transport: transport)
+        try await a.write { store in _ = try store.insert("lists", values: ["One"]) }
+        _ = try await a.sync()
+        try await a.write { store in _ = try store.update("lists", id: 1, ["name": "One, renamed"]) }
+        #expect(try await a.sync().refused.count == 1)
+        try await a.write { try $0.delete("lists", id: 1) }
+        #expect(try await a.write { try $0.unsyncedChanges() }.map { "\($0.entity)#\($0.id) \($0.kind) \($0.refusal == nil)" }
+            == ["lists#1 delete true"])
+        let summary = try await a.sync()
+        #expect(summary.refused.isEmpty && summary.sent == 1)
+        #expect(try await a.write { try $0.unsyncedChanges() }.isEmpty)
+        let b = SyncClient(store: try Store(.memory, schema: schema, replica: ReplicaID(2)), transport: transport)
+        _ = try await b.sync()
+        #expect(try await b.read { try $0.database.scalar("SELECT count(*) FROM lists") } == .integer(0))
+    }
 }
