@@ -162,6 +162,22 @@ extension Store {
         return try R.table.row(from: record)
     }
 
+    /// Every living record of the entity, by id (permanent ids first in ascending order, then
+    /// records not yet on the server, newest temporary id last).
+    public func fetchAll<R: StoredRecord>(_ type: R.Type) throws(StoreError) -> [R] {
+        let name = R.table.entity.name
+        _ = try table(name)  // an entity the schema does not have fails here, by name
+        let sql = "SELECT \"id\" FROM \(Database.quote(name)) ORDER BY \"id\" < 0, abs(\"id\")"
+        let ids = try sqlite { () throws(SQLiteError) in try database.rows(sql) }
+        var records: [R] = []
+        records.reserveCapacity(ids.count)
+        for row in ids {
+            guard case .integer(let id) = row[0], let record = try record(name, id: id), !record.isDeleted else { continue }
+            records.append(try R.table.row(from: record))
+        }
+        return records
+    }
+
     /// Deletes `record`, following the schema's references (by its permanent id when the
     /// server has replaced the temporary one it holds).
     public func delete<R: StoredRecord>(_ record: R) throws(StoreError) {
