@@ -1,4 +1,4 @@
-/// The SplitMix64 generator of the benchmark workload (see BENCHMARKS.md, "The workload").
+/// The SplitMix64 generator of the benchmark workload (Specs/benchmarks.md, "The workload").
 ///
 /// All arithmetic is unsigned 64-bit and wrapping, so any port reproduces the same stream.
 public struct SplitMix64: RandomNumberGenerator, Sendable {
