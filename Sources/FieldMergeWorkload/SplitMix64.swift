@@ -23,7 +23,7 @@ public struct SplitMix64: RandomNumberGenerator, Sendable {
         return z ^ (z &>> 31)
     }
 
-    /// Returns `next() % n` (the spec's definition, modulo bias included).
+    /// Returns `next() % n` (as Specs/benchmarks.md defines it, modulo bias included).
     ///
     /// - Precondition: `n > 0`.
     @inlinable
