@@ -48,7 +48,7 @@ let package = Package(
         ),
         // JSON documents (schemas, records, merge requests) for tools and tests.
         .target(name: "FieldMergeJSON", dependencies: ["FieldMerge"]),
-        // The benchmark workload of BENCHMARKS.md (generator, digests). No Foundation.
+        // The benchmark workload of Specs/benchmarks.md (generator, digests). No Foundation.
         .target(name: "FieldMergeWorkload", dependencies: ["FieldMerge"]),
         // The HTTP client transport (URLSession through FoundationNetworking). No server code.
         .target(name: "FieldMergeSyncHTTP", dependencies: ["FieldMergeProtocol"]),

@@ -2,7 +2,7 @@ import FieldMerge
 
 /// Reads and writes sync bodies as JSON, typed through a schema.
 ///
-/// The wire format is the objc.io case study's (see `PROTOCOL.md`):
+/// The wire format is the objc.io case study's (see `Specs/protocol.md`):
 /// ```json
 /// { "maxRevision": 1000,
 ///   "changeSets": [

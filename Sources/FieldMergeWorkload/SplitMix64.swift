@@ -1,4 +1,4 @@
-/// The SplitMix64 generator of the benchmark workload (see BENCHMARKS.md, "The workload").
+/// The SplitMix64 generator of the benchmark workload (Specs/benchmarks.md, "The workload").
 ///
 /// All arithmetic is unsigned 64-bit and wrapping, so any port reproduces the same stream.
 public struct SplitMix64: RandomNumberGenerator, Sendable {
@@ -23,7 +23,7 @@ public struct SplitMix64: RandomNumberGenerator, Sendable {
         return z ^ (z &>> 31)
     }
 
-    /// Returns `next() % n` (the spec's definition, modulo bias included).
+    /// Returns `next() % n` (as Specs/benchmarks.md defines it, modulo bias included).
     ///
     /// - Precondition: `n > 0`.
     @inlinable

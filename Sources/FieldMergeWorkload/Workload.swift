@@ -1,4 +1,4 @@
-/// The deterministic benchmark workload of BENCHMARKS.md, "The workload": a base state of
+/// The deterministic benchmark workload (Specs/benchmarks.md, "The workload"): a base state of
 /// N `reminders` rows and two independent replicas' field edits.
 public struct Workload: Sendable {
     /// Record count N.

@@ -39,7 +39,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "strict (a stale change set is a conflict, as in the case study) or merge.")
     var mode: Mode = .strict
 
-    @Option(help: "A JSON schema document (Specs/schema.md); the built-in reminders schema when omitted.")
+    @Option(help: "A JSON schema document (Specs/schema.md); when omitted, the league schema of `fieldmerge simulate` (Specs/simulation.md).")
     var schema: String?
 
     @Flag(help: "Sync every commit to the disk (SQLite synchronous=FULL): answered requests survive a power loss, not only a crash of the process; each request then waits for the disk's flush.")

@@ -18,7 +18,7 @@ let wireNotes = Entity("notes", fields: [Field("body", .text)])
 let wireSchema = try! Schema([wireThings, wireNotes])
 let wireCodec = WireCodec(schema: wireSchema)
 
-/// The schema of the case study's example (PROTOCOL.md).
+/// The schema of the case study's example (Specs/protocol.md).
 let wireCaseStudySchema = try! Schema([
     Entity("screen_instances", fields: [
         Field("screen_id", .integer), Field("date", .date), Field("comment", .text),

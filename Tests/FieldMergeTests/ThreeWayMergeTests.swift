@@ -5,7 +5,7 @@ import Testing
     let entity = taskEntity()
     var base: Record { record(entity, at: stamp(100), ["title": "Buy milk", "count": 1, "done": false]) }
 
-    // MARK: The truth table of MERGE.md, row by row
+    // MARK: The table of Specs/merge-semantics.md §4, row by row
 
     @Test func neitherSideChanged_keepsAncestor() {
         let result = merge(entity, base, base, base)

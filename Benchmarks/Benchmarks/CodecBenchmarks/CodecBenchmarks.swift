@@ -5,7 +5,7 @@ import FieldMergeSync
 import FieldMergeWorkload
 
 /// The wire codec on one change set carrying all N records, every field with its stamp and
-/// a revision (BENCHMARKS.md, "codec"), as `fieldmerge bench codec` times it.
+/// a revision (Specs/benchmarks.md, "codec"), as `fieldmerge bench codec` times it.
 let benchmarks: @Sendable () -> Void = {
     for records in Suite.sizes {
         Benchmark(Suite.name("codec.encode", records: records), configuration: Suite.configuration(records: records)) {

@@ -4,7 +4,7 @@ import FieldMergeBenchmarkSupport
 import FieldMergeWorkload
 
 /// The core's batch three-way merge of all N records: base as ancestor, A's state as local,
-/// B's as remote, under the reference stamping (BENCHMARKS.md, "merge"), as
+/// B's as remote, under the reference stamping (Specs/benchmarks.md, "merge"), as
 /// `fieldmerge bench merge` times it.
 let benchmarks: @Sendable () -> Void = {
     for records in Suite.sizes {

@@ -5,7 +5,7 @@ import FieldMergeSQLite
 import FieldMergeWorkload
 
 /// Applying the merged result of N records to a store holding the base, in one
-/// transaction (BENCHMARKS.md, "store"), as `fieldmerge bench store` times it. Each
+/// transaction (Specs/benchmarks.md, "store"), as `fieldmerge bench store` times it. Each
 /// iteration gets a fresh store file; filling it with the base is not measured.
 let benchmarks: @Sendable () -> Void = {
     for records in Suite.sizes {

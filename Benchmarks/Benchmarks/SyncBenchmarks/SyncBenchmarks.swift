@@ -6,7 +6,7 @@ import FieldMergeSync
 import FieldMergeWorkload
 
 /// Initial sync of N records from a server to a fresh client in process, gzip on, pages of
-/// 10,000 (BENCHMARKS.md, "sync"), as `fieldmerge bench sync` times it. The server is
+/// 10,000 (Specs/benchmarks.md, "sync"), as `fieldmerge bench sync` times it. The server is
 /// filled once; each iteration syncs a new client store, created outside the measurement.
 let benchmarks: @Sendable () -> Void = {
     for records in Suite.sizes {

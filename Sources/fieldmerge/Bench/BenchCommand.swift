@@ -3,7 +3,7 @@ import ArgumentParser
 struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
-        abstract: "Measures FieldMerge on the workload of BENCHMARKS.md; prints one JSON line per step.",
+        abstract: "Measures FieldMerge on the benchmark workload (Specs/benchmarks.md); prints one JSON line per step.",
         discussion: "Without a sub-command, runs every bench, each in its own process, and adds its peak RSS.",
         subcommands: [AllBench.self, MergeBench.self, StoreBench.self, CodecBench.self, SyncBench.self, CommitBench.self],
         defaultSubcommand: AllBench.self

@@ -4,7 +4,7 @@ import Glibc
 import Darwin
 #endif
 
-/// One JSON line of `fieldmerge bench` output (BENCHMARKS.md).
+/// One JSON line of `fieldmerge bench` output (Specs/benchmarks.md).
 struct BenchLine {
     var engine = "fieldmerge"
     var step: String

@@ -5,7 +5,7 @@ import FieldMergeProtocol
 import FieldMergeWorkload
 
 /// `fieldmerge bench codec`: the wire codec and gzip on one change set carrying all N
-/// `reminders` records (BENCHMARKS.md, "codec").
+/// `reminders` records (Specs/benchmarks.md, "codec").
 ///
 /// The change set is what a client uploads after editing everything, or an initial-sync
 /// page: every record in `update` with all 8 fields, its `revision` and `__stamps__`

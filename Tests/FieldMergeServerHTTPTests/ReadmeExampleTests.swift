@@ -1,0 +1,217 @@
+import FieldMerge
+import FieldMergeSQLite
+import FieldMergeServer
+import FieldMergeSync
+import FieldMergeSyncHTTP
+import Foundation
+import Testing
+
+/// The README's Swift snippets, run in order in one scope, as a reader would paste them.
+///
+/// Each README ```swift block appears below between `// README block begin` and
+/// `// README block end`, verbatim apart from its indentation; its `import` lines are this
+/// file's imports. `readmeBlocks_areTheCodeThisFileCompiles` reads README.md and this file
+/// and fails on any difference, so changing a snippet means changing its copy here (and
+/// the checks after it). Lines outside the markers are the test's own. The store snippet
+/// writes `replica.sqlite` in the working folder, as an app would; the test removes it.
+@Suite(.serialized) struct ReadmeExampleTests {
+    @Test func readmeSnippets_runInOrder() async throws {
+        Self.removeReplicaFiles()
+        defer { Self.removeReplicaFiles() }
+
+        // README block begin
+        let tasks = Entity("tasks", fields: [
+            Field("title", .text),                                 // lastEditWins, the default
+            Field("notes", .text, strategy: .text),                // line-based three-way merge
+            Field("done", .bool),
+            Field("minutesSpent", .integer, strategy: .counter),   // concurrent increments both count
+            Field("tags", .textSet, strategy: .union),             // additions and removals of both sides
+            Field("completedAt", .date),
+        ])
+        let schema = try Schema([tasks])                           // validated: names, types, strategies
+
+        var clock = HybridClock(replica: ReplicaID(0xA11CE))
+        let ancestor = Record(tasks, id: 42, values: ["Write spec", "", false, 30, .textSet(["docs"]), nil],
+                              stamp: Stamp(milliseconds: 1_700_000_000_000, replica: ReplicaID(1)))
+        var local = ancestor
+        local.set(3, 45, stamp: clock.now())                       // +15 minutes here
+        var remote = ancestor
+        remote.set(3, 40, stamp: Stamp(milliseconds: 1_700_000_100_000, replica: ReplicaID(0xB0B)))  // +10 there
+        remote.set(2, true, stamp: Stamp(milliseconds: 1_700_000_100_000, replica: ReplicaID(0xB0B)))
+
+        let result = try ThreeWayMerge.merge(tasks, ancestor: ancestor, local: local, remote: remote,
+                                             context: MergeContext(resolutionStamp: clock.now()))
+        let minutes = result.merged.values[3]   // 55: 30 + 15 + 10
+        let done = result.merged.values[2]      // true: only the remote side changed it
+        let upload = result.upload              // [3]: the sum goes to the server
+        let reports = result.conflicts          // one report: minutesSpent, counter, winner .merged
+        // README block end
+        #expect(schema.entity("tasks") != nil)
+        #expect(minutes == 55)
+        #expect(done == true)
+        #expect(upload == FieldMask([3]))
+        #expect(reports.count == 1)
+        #expect(reports.first?.field == "minutesSpent" && reports.first?.winner == .merged)
+
+        // README block begin
+        let longestTitle = FieldStrategy.custom("longestTitle") { input in
+            guard case .text(let l) = input.local, case .text(let r) = input.remote else { return input.lastEdit }
+            return l.count == r.count ? input.lastEdit : (l.count > r.count ? input.local : input.remote)
+        }
+        let doneHasDate = ClosureRecordStrategy(name: "doneHasDate") { input in
+            var values = input.proposal                            // what the field strategies chose
+            if values[2] == true, values[5] == .null { values[5] = .date(1_700_000_000_000) }
+            return values
+        }
+        // README block end
+        let ruled = Entity("tasks", fields: [
+            Field("title", .text, strategy: longestTitle), Field("notes", .text), Field("done", .bool),
+            Field("minutes", .integer), Field("tags", .textSet), Field("completedAt", .date),
+        ], recordStrategy: doneHasDate)
+        _ = try Schema([ruled])
+        let base = Record(ruled, id: 1, values: ["a", "", false, 0, .textSet([]), nil],
+                          stamp: Stamp(clock: 100, replica: ReplicaID(1)))
+        var mine = base, theirs = base
+        mine.set(0, "a much longer title", stamp: Stamp(clock: 200, replica: ReplicaID(1)))
+        theirs.set(0, "short", stamp: Stamp(clock: 300, replica: ReplicaID(2)))
+        theirs.set(2, true, stamp: Stamp(clock: 300, replica: ReplicaID(2)))
+        let ruledResult = try ThreeWayMerge.merge(ruled, ancestor: base, local: mine, remote: theirs)
+        #expect(ruledResult.merged.values[0] == "a much longer title")
+        #expect(ruledResult.merged.values[5] == .date(1_700_000_000_000))
+        #expect(ruledResult.conflicts.map(\.kind) == [.field, .recordRule])
+
+        // README block begin
+        struct TodoList: StoredRecord {
+            var id: Int64 = 0
+            var name = ""
+            static let table = RecordTable<TodoList>("lists", [.text("name", \.name)])
+        }
+
+        struct Reminder: StoredRecord {
+            var id: Int64 = 0
+            var title = ""
+            var isDone = false
+            var listID: Int64?
+            static let table = RecordTable<Reminder>("reminders", [
+                .text("title", \.title),
+                .bool("isDone", \.isDone),
+                .reference("listID", \.listID, to: "lists", onDelete: .cascade),
+            ])
+        }
+
+        let appSchema = try Schema([TodoList.table.entity, Reminder.table.entity])
+        let store = try Store(.file(path: "replica.sqlite"), schema: appSchema)
+        var list = TodoList(name: "Home")
+        try store.insert(&list)                // id -1: temporary until the server assigns one
+        var reminder = Reminder(title: "Milk", listID: list.id)
+        try store.insert(&reminder)            // id -2, its listID the list's -1
+        reminder.isDone = true
+        try store.save(reminder)               // stamps and queues isDone only
+        let pending = try store.pendingChanges()   // two creates, each with every field, coalesced
+        // README block end
+        #expect(list.id == -1 && reminder.id == -2 && reminder.listID == -1)
+        #expect(pending.count == 2 && pending.allSatisfy { $0.kind == .create })
+
+        // README block begin
+        let server = InProcessTransport(server: try RevisionServer(.memory, schema: appSchema))
+        let client = SyncClient(store: store, transport: server)
+        try await client.write { store in _ = try store.insert("lists", values: ["Work"]) }
+        let summary = try await client.sync()      // rounds, records sent/received/merged, conflicts, bytes
+        let names = try await client.read { store in try store.database.rows("SELECT name FROM lists") }
+        // README block end
+        #expect(summary.sent == 3)
+        #expect(names.count == 2)
+
+        @Sendable func reload(_ ids: [Int64]) {}
+        // README block begin
+        let feed = Task {
+            for await change in await client.changes() {
+                if let ids = change.updated["reminders"] { reload(ids) }   // your UI
+            }
+        }
+        let stuck = try await client.write { try $0.unsyncedChanges().filter { $0.refusal != nil } }
+        // README block end
+        #expect(stuck.isEmpty)
+        feed.cancel()
+
+        // README block begin
+        let overHTTP = HTTPTransport(url: URL(string: "http://127.0.0.1:8080/sync")!)
+        // SyncClient(store: store, transport: overHTTP), against a server with the app's schema
+        // README block end
+        _ = overHTTP
+    }
+
+    /// Every ```swift block of README.md is one marked region of this file, in order:
+    /// the same lines once the region's indentation is removed, and the block's imports
+    /// among this file's.
+    @Test func readmeBlocks_areTheCodeThisFileCompiles() throws {
+        let here = URL(fileURLWithPath: #filePath)
+        let readme = try String(
+            contentsOf: here.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+                .appendingPathComponent("README.md"),
+            encoding: .utf8)
+        let source = try String(contentsOf: here, encoding: .utf8)
+        let sourceLines = source.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let fileImports = Set(sourceLines.filter { $0.hasPrefix("import ") })
+
+        let blocks = Self.swiftBlocks(readme)
+        let regions = Self.markedRegions(sourceLines)
+        #expect(blocks.count == 6, "README.md has \(blocks.count) swift blocks; update this file")
+        #expect(blocks.count == regions.count, "README.md has \(blocks.count) swift blocks, this file \(regions.count) regions")
+        for (index, (block, region)) in zip(blocks, regions).enumerated() {
+            for line in block where line.hasPrefix("import ") {
+                #expect(fileImports.contains(line), "README block \(index + 1): '\(line)' is not imported here")
+            }
+            var code = block.filter { !$0.hasPrefix("import ") }
+            while code.first == "" { code.removeFirst() }
+            if code != region {
+                let line = zip(code, region).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(code.count, region.count)
+                let readmeLine = code.indices.contains(line) ? code[line] : "(end of block)"
+                let copyLine = region.indices.contains(line) ? region[line] : "(end of region)"
+                Issue.record("README block \(index + 1), line \(line + 1) of its code: README has '\(readmeLine)', this file '\(copyLine)'")
+            }
+        }
+    }
+
+    /// The lines of each ```swift block, in order.
+    static func swiftBlocks(_ markdown: String) -> [[String]] {
+        var blocks: [[String]] = []
+        var current: [String]?
+        for line in markdown.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
+            if current == nil {
+                if line == "```swift" { current = [] }
+            } else if line.hasPrefix("```") {
+                blocks.append(current!)
+                current = nil
+            } else {
+                current!.append(line)
+            }
+        }
+        return blocks
+    }
+
+    /// The lines between each pair of markers, less their common indentation.
+    static func markedRegions(_ lines: [String]) -> [[String]] {
+        var regions: [[String]] = []
+        var current: [String]?
+        for line in lines {
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            if trimmed == "// README block begin" {
+                current = []
+            } else if trimmed == "// README block end", let region = current {
+                let indent = region.filter { !$0.isEmpty }.map { $0.prefix { $0 == " " }.count }.min() ?? 0
+                regions.append(region.map { $0.isEmpty ? $0 : String($0.dropFirst(indent)) })
+                current = nil
+            } else if current != nil {
+                current!.append(line)
+            }
+        }
+        return regions
+    }
+
+    static func removeReplicaFiles() {
+        for suffix in ["", "-wal", "-shm"] {
+            try? FileManager.default.removeItem(atPath: FileManager.default.currentDirectoryPath + "/replica.sqlite" + suffix)
+        }
+    }
+}
