@@ -19,6 +19,10 @@ public enum MergeError: Error, Equatable, Sendable, CustomStringConvertible {
     case typeMismatch(entity: String, id: Int64, field: String, expected: String, got: String)
     /// The batches of a batch merge have different counts or field counts.
     case batchMismatch(String)
+    /// A schema version below 1.
+    case invalidVersion(Int)
+    /// A field's default value of another type than the field's.
+    case invalidDefault(entity: String, field: String, expected: String, got: String)
 
     public var description: String {
         switch self {
@@ -46,6 +50,10 @@ public enum MergeError: Error, Equatable, Sendable, CustomStringConvertible {
             return "records of one \(entity) merge differ in id: ancestor \(ancestor.map(String.init) ?? "none"), local \(local), remote \(remote)"
         case let .typeMismatch(entity, id, field, expected, got):
             return "record \(entity)#\(id) field '\(field)' expects \(expected), got \(got)"
+        case let .invalidDefault(entity, field, expected, got):
+            return "field '\(entity).\(field)' of type \(expected) cannot default to a \(got)"
+        case let .invalidVersion(version):
+            return "schema version \(version): versions start at 1"
         case let .batchMismatch(message):
             return "batch merge: \(message)"
         }

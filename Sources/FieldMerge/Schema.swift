@@ -4,11 +4,22 @@ public struct Field: Sendable, CustomStringConvertible {
     public var type: FieldType
     /// The field's own strategy, or nil for the entity's default.
     public var strategy: FieldStrategy?
+    /// The value records that exist when the field is added to a schema get (stamped older
+    /// than any edit, so every real edit wins over it). Null unless given.
+    public var defaultValue: Value
+    /// The field's name in the schema version before, when this version renames it: the
+    /// field keeps its values, stamps and pending edits (Specs/schema.md, "Evolution").
+    public var renamedFrom: String?
 
-    public init(_ name: String, _ type: FieldType, strategy: FieldStrategy? = nil) {
+    public init(
+        _ name: String, _ type: FieldType, strategy: FieldStrategy? = nil, default defaultValue: Value = .null,
+        renamedFrom: String? = nil
+    ) {
         self.name = name
         self.type = type
         self.strategy = strategy
+        self.defaultValue = defaultValue
+        self.renamedFrom = renamedFrom
     }
 
     public var description: String { "\(name): \(type.name)" }
@@ -26,12 +37,16 @@ public struct Entity: Sendable {
     public var defaultStrategy: FieldStrategy
     public var deletePolicy: DeletePolicy
     public var recordStrategy: (any RecordMergeStrategy)?
+    /// The entity's name in the schema version before, when this version renames it.
+    public var renamedFrom: String?
 
     public init(
         _ name: String, fields: [Field], defaultStrategy: FieldStrategy = .lastEditWins,
-        deletePolicy: DeletePolicy = .deleteWins, recordStrategy: (any RecordMergeStrategy)? = nil
+        deletePolicy: DeletePolicy = .deleteWins, recordStrategy: (any RecordMergeStrategy)? = nil,
+        renamedFrom: String? = nil
     ) {
         self.name = name
+        self.renamedFrom = renamedFrom
         self.fields = fields
         self.defaultStrategy = defaultStrategy
         self.deletePolicy = deletePolicy
@@ -61,9 +76,14 @@ public struct Entity: Sendable {
 /// decide the field's type.
 public struct Schema: Sendable {
     public let entities: [Entity]
+    /// The schema's version, 1 or more: a schema that changes takes a higher version, and
+    /// stores and servers migrate their files to it (Specs/schema.md, "Evolution").
+    public let version: Int
     private let index: [String: Int]
 
-    public init(_ entities: [Entity]) throws(MergeError) {
+    public init(_ entities: [Entity], version: Int = 1) throws(MergeError) {
+        guard version >= 1 else { throw .invalidVersion(version) }
+        self.version = version
         var index: [String: Int] = [:]
         var folded: Set<String> = []
         for (position, entity) in entities.enumerated() {
@@ -118,6 +138,10 @@ public struct Schema: Sendable {
             if let target = field.type.referenceTarget, !entityNames.contains(fold(target)) {
                 throw .unknownReferenceTarget(entity: entity.name, field: field.name, target: target)
             }
+            guard field.defaultValue.fits(field.type) else {
+                throw .invalidDefault(entity: entity.name, field: field.name, expected: field.type.name, got: field.defaultValue.kind.rawValue)
+            }
+            if let old = field.renamedFrom { try checkName(old, entity: entity.name) }
             let strategy = field.strategy ?? entity.defaultStrategy
             guard strategy.applies(to: field.type) else {
                 throw .strategyNotApplicable(

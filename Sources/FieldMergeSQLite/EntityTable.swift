@@ -8,6 +8,8 @@ final class EntityTable {
     /// `id, f1, ..., fn, stamps, pending, revision, ancestor`
     let upsert: String
     let select: String
+    /// `select`, from the entity's shadow table (rows as they were before a plain-SQL write).
+    let selectShadow: String
     let delete: String
     /// The value kind each field accepts besides null, by position.
     let kinds: [ValueKind]
@@ -26,6 +28,7 @@ final class EntityTable {
         upsert = "INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES (\(placeholders)) "
             + "ON CONFLICT (\"id\") DO UPDATE SET \(updates)"
         select = "SELECT \(columns.joined(separator: ", ")) FROM \(table) WHERE \"id\" = ?"
+        selectShadow = "SELECT \(columns.joined(separator: ", ")) FROM \(StoreCapture.shadowName(entity)) WHERE \"id\" = ?"
         delete = "DELETE FROM \(table) WHERE \"id\" = ?"
         kinds = entity.fields.map(\.type.valueKind)
     }

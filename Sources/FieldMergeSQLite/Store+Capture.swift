@@ -83,8 +83,7 @@ extension Store {
     /// A row updated or deleted with plain SQL: the fields whose values changed get `stamp`;
     /// what the row held before stays its ancestor.
     private func absorbChange(_ table: EntityTable, id: Int64, stamp: Stamp) throws {
-        let statement = try database.statement(
-            "SELECT * FROM \(StoreCapture.shadowName(table.entity)) WHERE \"id\" = ?")
+        let statement = try database.statement(table.selectShadow)
         defer { statement.reset() }
         try statement.bind(id, at: 1)
         guard try statement.step() else { return }

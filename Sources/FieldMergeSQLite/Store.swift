@@ -17,6 +17,9 @@ public final class Store {
     public let database: Database
     /// This replica's id, persisted with the data.
     public let replica: ReplicaID
+    /// What opening the store changed in its file to move it to a newer schema version
+    /// (Specs/schema.md, "Evolution"); empty when the file already had this schema.
+    public let migrations: [SchemaChange]
     /// The replica's clock; its last value is persisted with every edit.
     public internal(set) var clock: HybridClock
     /// The revision of the server's data set this replica holds.
@@ -81,6 +84,11 @@ public final class Store {
                 try database.execute(StoreSchema.parkedTable)
                 try database.execute(Self.conflictsTable)
                 try database.execute(StoreCapture.metadataTables)
+            }
+        }
+        migrations = try Self.migrate(database, to: schema, readOnly: options.readOnly)
+        if !options.readOnly {
+            try sqlite { () throws(SQLiteError) in
                 for entity in schema.entities {
                     for statement in StoreCapture.statements(for: entity) { try database.execute(statement) }
                 }
@@ -118,6 +126,7 @@ public final class Store {
                     ("format", .integer(format)), ("replica", .integer(Int64(bitPattern: replica.rawValue))),
                     ("clock", .integer(0)), ("maxRevision", .integer(0)), ("nextTemporaryID", .integer(-1)),
                     ("schema", .text(StoreSchema.describe(schema).joined(separator: "\n"))),
+                    ("schemaVersion", .integer(Int64(schema.version))),
                 ]
                 for (key, value) in state {
                     try database.run("INSERT INTO \"__fm_state\" (\"key\", \"value\") VALUES (?, ?)", [.text(key), value])

@@ -42,6 +42,8 @@ enum StoreCapture {
         let shadowColumns = ["\"id\" INTEGER PRIMARY KEY"] + entity.fields.map { "\(Database.quote($0.name)) \($0.type.sqliteColumnType)" }
             + ["\"\(StoreSchema.stampsColumn)\" BLOB", "\"\(StoreSchema.pendingColumn)\" INTEGER",
                "\"\(StoreSchema.revisionColumn)\" INTEGER", "\"\(StoreSchema.ancestorColumn)\" BLOB"]
+        // Columns by name: a migration adds columns at the end of the table and its shadow.
+        let shadowList = (["\"id\""] + fields + meta).joined(separator: ", ")
         let old = (["\"id\""] + fields + meta).map { "OLD.\($0)" }.joined(separator: ", ")
         // Entity names are ASCII letters, digits and underscores (the schema checks), so the
         // name is safe inside a string literal.
@@ -70,13 +72,13 @@ enum StoreCapture {
             """
             CREATE TRIGGER IF NOT EXISTS \(trigger("update")) AFTER UPDATE ON \(table)
             WHEN NEW."\(StoreSchema.stampsColumn)" IS OLD."\(StoreSchema.stampsColumn)" AND \(foreign) BEGIN
-              INSERT OR IGNORE INTO \(shadow) VALUES (\(old));
+              INSERT OR IGNORE INTO \(shadow) (\(shadowList)) VALUES (\(old));
               INSERT OR IGNORE INTO "\(capturedTable)" ("entity", "id", "inserted") VALUES (\(name), OLD."id", 0);
             END
             """,
             """
             CREATE TRIGGER IF NOT EXISTS \(trigger("delete")) AFTER DELETE ON \(table) WHEN \(foreign) BEGIN
-              INSERT OR IGNORE INTO \(shadow) VALUES (\(old));
+              INSERT OR IGNORE INTO \(shadow) (\(shadowList)) VALUES (\(old));
               INSERT OR IGNORE INTO "\(capturedTable)" ("entity", "id", "inserted") VALUES (\(name), OLD."id", 0);
             END
             """,

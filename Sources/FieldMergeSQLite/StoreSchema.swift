@@ -46,20 +46,7 @@ enum StoreSchema {
         """
 
     /// One line per entity and field, in order: what a stored file must match.
-    static func describe(_ schema: Schema) -> [String] {
-        var lines: [String] = []
-        for entity in schema.entities {
-            lines.append("entity \(entity.name) default=\(entity.defaultStrategy.name) delete=\(entity.deletePolicy.rawValue)"
-                + (entity.recordStrategy.map { " record=\($0.name)" } ?? ""))
-            for field in entity.fields {
-                var line = "  field \(entity.name).\(field.name) \(field.type.name)"
-                if case .reference(let target, let action) = field.type { line += " -> \(target) \(action.rawValue)" }
-                if let strategy = field.strategy { line += " strategy=\(strategy.name)" }
-                lines.append(line)
-            }
-        }
-        return lines
-    }
+    static func describe(_ schema: Schema) -> [String] { SchemaOutline(schema).lines }
 
     /// What differs between a stored description and the expected one, in words.
     static func differences(stored: [String], expected: [String]) -> String {

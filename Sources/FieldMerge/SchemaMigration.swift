@@ -1,0 +1,40 @@
+/// Whether and how a file made with one schema version moves to another: the rules every
+/// store and server applies when it opens (Specs/schema.md, "Evolution").
+public enum SchemaMigration {
+    /// Why a file cannot be opened with a schema.
+    public struct Refusal: Error, Sendable, CustomStringConvertible {
+        /// The recorded schema cannot be read back (a damaged file).
+        public var isDamaged = false
+        public var message: String
+        public var description: String { message }
+    }
+
+    /// The changes that move a file recorded with `lines` (``SchemaOutline/lines``) at
+    /// `version` to `schema`; empty when it already has it (a higher version with the same
+    /// entities only records the new version).
+    ///
+    /// - Throws: ``Refusal`` naming what differs: a file of a newer version, a schema changed
+    ///   under the same version, or changes no file makes on its own (``SchemaChange/isSafe``).
+    public static func plan(lines: [String], version: Int, to schema: Schema) throws(Refusal) -> [SchemaChange] {
+        let outline = SchemaOutline(schema)
+        if version > schema.version {
+            throw Refusal(message: "the file has schema version \(version), newer than this schema's \(schema.version): "
+                + "an older version of the app cannot open it")
+        }
+        if lines == outline.lines { return [] }
+        guard let old = SchemaOutline(lines: lines) else {
+            throw Refusal(isDamaged: true, message: "the schema recorded in the file cannot be read")
+        }
+        let changes = old.changes(to: outline)
+        guard version < schema.version else {
+            throw Refusal(message: "the file was made with another schema of the same version \(schema.version): "
+                + changes.map(\.description).joined(separator: "; ") + "; a changed schema needs a higher version")
+        }
+        let unsafe = changes.filter { !$0.isSafe }
+        guard unsafe.isEmpty else {
+            throw Refusal(message: "the file cannot move from schema version \(version) to \(schema.version) on its own: "
+                + unsafe.map(\.description).joined(separator: "; "))
+        }
+        return changes
+    }
+}

@@ -1,0 +1,82 @@
+/// A schema by names only: entities, their rules, fields, types and strategy names. It is
+/// what a store or a server records of the schema its file was made with (as text lines),
+/// and what two schema versions are compared by (``SchemaChange``).
+public struct SchemaOutline: Sendable, Equatable {
+    public struct EntityOutline: Sendable, Equatable {
+        public var name: String
+        /// The entity-wide rules as one text: default strategy, delete policy, record rule.
+        public var rules: String
+        public var fields: [FieldOutline]
+        /// From the schema (never from recorded lines): the name in the version before.
+        public var renamedFrom: String?
+    }
+
+    public struct FieldOutline: Sendable, Equatable {
+        public var name: String
+        /// The type's name; for a reference, also its target and delete rule.
+        public var type: String
+        public var target: String?
+        public var onDelete: String?
+        public var strategy: String?
+        public var renamedFrom: String?
+    }
+
+    public var entities: [EntityOutline]
+
+    public init(_ schema: Schema) {
+        entities = schema.entities.map { entity in
+            EntityOutline(
+                name: entity.name,
+                rules: "default=\(entity.defaultStrategy.name) delete=\(entity.deletePolicy.rawValue)"
+                    + (entity.recordStrategy.map { " record=\($0.name)" } ?? ""),
+                fields: entity.fields.map { field in
+                    var outline = FieldOutline(name: field.name, type: field.type.name, strategy: field.strategy?.name, renamedFrom: field.renamedFrom)
+                    if case .reference(let target, let action) = field.type { (outline.target, outline.onDelete) = (target, action.rawValue) }
+                    return outline
+                },
+                renamedFrom: entity.renamedFrom)
+        }
+    }
+
+    /// One line per entity and field, in order (renames are not part of them).
+    public var lines: [String] {
+        var lines: [String] = []
+        for entity in entities {
+            lines.append("entity \(entity.name) \(entity.rules)")
+            for field in entity.fields {
+                var line = "  field \(entity.name).\(field.name) \(field.type)"
+                if let target = field.target, let onDelete = field.onDelete { line += " -> \(target) \(onDelete)" }
+                if let strategy = field.strategy { line += " strategy=\(strategy)" }
+                lines.append(line)
+            }
+        }
+        return lines
+    }
+
+    /// Reads back ``lines``; nil when they are not lines it writes.
+    public init?(lines: [String]) {
+        var entities: [EntityOutline] = []
+        for line in lines {
+            let words = line.split(separator: " ").map(String.init)
+            if line.hasPrefix("entity "), words.count >= 2 {
+                entities.append(EntityOutline(name: words[1], rules: words.dropFirst(2).joined(separator: " "), fields: []))
+            } else if line.hasPrefix("  field "), words.count >= 3, let last = entities.indices.last {
+                let qualified = words[1].split(separator: ".", maxSplits: 1).map(String.init)
+                guard qualified.count == 2, qualified[0] == entities[last].name else { return nil }
+                var field = FieldOutline(name: qualified[1], type: words[2])
+                var rest = words.dropFirst(3)
+                if rest.first == "->" {
+                    guard rest.count >= 3 else { return nil }
+                    (field.target, field.onDelete) = (rest.dropFirst().first, rest.dropFirst(2).first)
+                    rest = rest.dropFirst(3)
+                }
+                let tail = rest.joined(separator: " ")
+                if tail.hasPrefix("strategy=") { field.strategy = String(tail.dropFirst(9)) } else if !tail.isEmpty { return nil }
+                entities[last].fields.append(field)
+            } else {
+                return nil
+            }
+        }
+        self.entities = entities
+    }
+}

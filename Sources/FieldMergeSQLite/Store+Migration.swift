@@ -1,0 +1,212 @@
+import FieldMerge
+
+/// Moving a store's file to a newer version of its schema (Specs/schema.md, "Evolution").
+extension Store {
+    /// The schema a file was made with: its lines and version (1 for files from before versions).
+    static func storedSchema(_ database: Database) throws(StoreError) -> (lines: [String], version: Int) {
+        let rows = try sqlite { () throws(SQLiteError) in
+            try database.rows("SELECT \"key\", \"value\" FROM \"__fm_state\" WHERE \"key\" IN ('schema', 'schemaVersion')")
+        }
+        var lines: [String]?, version = 1
+        for row in rows where row.count == 2 {
+            switch (row[0], row[1]) {
+            case (.text("schema"), .text(let text)): lines = text.split(separator: "\n").map(String.init)
+            case (.text("schemaVersion"), .integer(let number)): version = Int(number)
+            default: break
+            }
+        }
+        guard let lines else { throw StoreError(.corrupt, "the store's state lacks 'schema'") }
+        return (lines, version)
+    }
+
+    /// Checks the file's schema against `schema` and, when `schema` is a newer version whose
+    /// changes a store makes on its own, migrates the file in one transaction.
+    ///
+    /// - Returns: The changes made (empty when the file already has this schema).
+    /// - Throws: ``StoreError/Code/schemaMismatch`` naming what differs: a file made with a
+    ///   newer version, a changed schema under the same version, or a change no store makes
+    ///   on its own (a removed field or entity, a moved field, a changed type).
+    static func migrate(_ database: Database, to schema: Schema, readOnly: Bool) throws(StoreError) -> [SchemaChange] {
+        let stored = try storedSchema(database)
+        let expected = SchemaOutline(schema).lines
+        let changes: [SchemaChange]
+        do {
+            changes = try SchemaMigration.plan(lines: stored.lines, version: stored.version, to: schema)
+        } catch {
+            throw StoreError(error.isDamaged ? .corrupt : .schemaMismatch, error.message)
+        }
+        if changes.isEmpty && stored.version == schema.version { return [] }
+        guard !readOnly else {
+            throw StoreError(.schemaMismatch, "the file has schema version \(stored.version); open it writable once to migrate it to \(schema.version)")
+        }
+        do {
+            try database.transaction(.immediate) {
+                let old = SchemaOutline(lines: stored.lines) ?? SchemaOutline(schema)
+                var migration = Migration(database: database, schema: schema, old: old)
+                try migration.run(changes)
+                try database.run("UPDATE \"__fm_state\" SET \"value\" = ? WHERE \"key\" = 'schema'", [.text(expected.joined(separator: "\n"))])
+                try database.run("INSERT OR REPLACE INTO \"__fm_state\" (\"key\", \"value\") VALUES ('schemaVersion', ?)",
+                                 [.integer(Int64(schema.version))])
+            }
+        } catch let error as StoreError {
+            throw error
+        } catch let error as SQLiteError {
+            throw StoreError(error)
+        } catch {
+            throw StoreError(.corrupt, "migrating to schema version \(schema.version): \(error)")
+        }
+        return changes
+    }
+}
+
+/// One migration's steps, inside its transaction. Entity renames come first, then field
+/// renames, added fields and added entities; rule changes need nothing stored.
+struct Migration {
+    let database: Database
+    let schema: Schema
+    let old: SchemaOutline
+    /// The tables whose metadata columns and capture objects name entities.
+    static let entityColumns = ["__fm_outbox", "__fm_tombstones", "__fm_idmap", "__fm_parked", "__fm_captured", "__fm_conflicts"]
+
+    mutating func run(_ changes: [SchemaChange]) throws {
+        for change in changes {
+            if case .renameEntity(let from, let to) = change.kind { try renameEntity(from, to) }
+        }
+        for change in changes {
+            if case .renameField(let entity, let from, let to) = change.kind { try renameField(entity, from, to) }
+        }
+        var added: [String: Int] = [:]
+        for change in changes {
+            if case .addField(let entity, _) = change.kind { added[entity, default: 0] += 1 }
+        }
+        for (name, count) in added.sorted(by: { $0.key < $1.key }) {
+            guard let entity = schema.entity(name) else { continue }
+            try addFields(entity, count: count)
+        }
+        for change in changes {
+            guard case .addEntity(let name) = change.kind, let entity = schema.entity(name) else { continue }
+            try database.execute(StoreSchema.createTable(entity))
+        }
+        for entity in schema.entities {
+            for index in entity.referenceIndexes { try database.execute(index) }
+        }
+    }
+
+    /// Drops the capture triggers of an entity (the store creates them anew when it opens).
+    func dropTriggers(_ entity: String) throws {
+        for what in ["insert", "id", "update", "delete"] {
+            try database.execute("DROP TRIGGER IF EXISTS \(Database.quote("__fm_capture_\(what)_\(entity)"))")
+        }
+    }
+
+    func shadowExists(_ entity: String) throws -> Bool {
+        try database.scalar("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", [.text("__fm_shadow_\(entity)")])
+            == .integer(1)
+    }
+
+    func dropReferenceIndexes(_ entity: String) throws {
+        for field in old.entities.first(where: { $0.name == entity })?.fields ?? [] where field.target != nil {
+            try database.execute("DROP INDEX IF EXISTS \(Database.quote("__fm_ref_\(entity)_\(field.name)"))")
+        }
+    }
+
+    func renameEntity(_ from: String, _ to: String) throws {
+        try dropTriggers(from)
+        try dropReferenceIndexes(from)
+        try database.execute("ALTER TABLE \(Database.quote(from)) RENAME TO \(Database.quote(to))")
+        if try shadowExists(from) {
+            try database.execute("ALTER TABLE \(Database.quote("__fm_shadow_\(from)")) RENAME TO \(Database.quote("__fm_shadow_\(to)"))")
+        }
+        for table in Self.entityColumns {
+            try database.run("UPDATE \(Database.quote(table)) SET \"entity\" = ? WHERE \"entity\" = ?", [.text(to), .text(from)])
+        }
+    }
+
+    func renameField(_ entity: String, _ from: String, _ to: String) throws {
+        try dropTriggers(entity)
+        try database.execute("DROP INDEX IF EXISTS \(Database.quote("__fm_ref_\(entity)_\(from)"))")
+        let rename = "RENAME COLUMN \(Database.quote(from)) TO \(Database.quote(to))"
+        try database.execute("ALTER TABLE \(Database.quote(entity)) \(rename)")
+        if try shadowExists(entity) { try database.execute("ALTER TABLE \(Database.quote("__fm_shadow_\(entity)")) \(rename)") }
+        try database.run("UPDATE \"__fm_conflicts\" SET \"field\" = ? WHERE \"entity\" = ? AND \"field\" = ?", [.text(to), .text(entity), .text(from)])
+    }
+
+    /// Adds the last `count` fields of `entity`: a column each (with the field's default in
+    /// every row), and in every row's and tombstone's stamps and ancestor a stamp older than
+    /// any edit and the default value.
+    func addFields(_ entity: Entity, count: Int) throws {
+        try dropTriggers(entity.name)
+        let oldCount = entity.fields.count - count
+        let added = Array(entity.fields[oldCount...])
+        let shadow = try shadowExists(entity.name)
+        for (offset, field) in added.enumerated() {
+            let definition = entity.columnDefinitions[oldCount + offset + 1]  // after "id"
+            try database.execute("ALTER TABLE \(Database.quote(entity.name)) ADD COLUMN \(definition)")
+            if shadow {
+                try database.execute("ALTER TABLE \(Database.quote("__fm_shadow_\(entity.name)")) ADD COLUMN \(Database.quote(field.name)) \(field.type.sqliteColumnType)")
+            }
+            guard field.defaultValue != .null else { continue }
+            for table in [entity.name] + (shadow ? ["__fm_shadow_\(entity.name)"] : []) {
+                let statement = try database.statement("UPDATE \(Database.quote(table)) SET \(Database.quote(field.name)) = ?")
+                try statement.bindField(field.defaultValue, at: 1)
+                try statement.execute()
+            }
+        }
+        let before = Entity(entity.name, fields: Array(entity.fields.prefix(oldCount)))
+        let grow = BlobGrowth(before: before, after: entity, added: added)
+        for table in [entity.name] + (shadow ? ["__fm_shadow_\(entity.name)"] : []) {
+            try rewrite(table: table, key: "id", filter: nil, grow)
+        }
+        try rewrite(table: "__fm_tombstones", key: "id", filter: entity.name, grow)
+    }
+
+    /// Rewrites the stamps and ancestor of every row of `table` (of entity `filter` in the
+    /// tombstones table) for the added fields.
+    private func rewrite(table: String, key: String, filter: String?, _ grow: BlobGrowth) throws {
+        let isTombstones = filter != nil
+        let (stampsColumn, ancestorColumn) = isTombstones ? ("stamps", "ancestor") : (StoreSchema.stampsColumn, StoreSchema.ancestorColumn)
+        let select = "SELECT \"id\", \"\(stampsColumn)\", \"\(ancestorColumn)\" FROM \(Database.quote(table))"
+            + (isTombstones ? " WHERE \"entity\" = ?" : "")
+        let rows = try database.rows(select, filter.map { [.text($0)] } ?? [])
+        let update = try database.statement(
+            "UPDATE \(Database.quote(table)) SET \"\(stampsColumn)\" = ?, \"\(ancestorColumn)\" = ? WHERE \"id\" = ?"
+                + (isTombstones ? " AND \"entity\" = ?" : ""))
+        for row in rows {
+            guard case .integer(let id) = row[0] else { continue }
+            // A row inserted with plain SQL and not yet taken in has no stamps yet.
+            guard case .blob(let stamps) = row[1], !stamps.isEmpty else { continue }
+            try update.bind(try grow.stamps(stamps, entity: grow.after.name, id: id), at: 1)
+            if case .blob(let ancestor) = row[2] { try update.bind(try grow.ancestor(ancestor, id: id), at: 2) } else { try update.bindNull(at: 2) }
+            try update.bind(id, at: 3)
+            if let filter { try update.bind(filter, at: 4) }
+            try update.execute()
+            update.reset()
+        }
+    }
+}
+
+/// Re-encodes stamps and ancestors of records for fields added at the end of an entity.
+struct BlobGrowth {
+    let before: Entity, after: Entity, added: [Field]
+
+    func stamps(_ bytes: [UInt8], entity: String, id: Int64) throws -> [UInt8] {
+        var stamps = try bytes.withUnsafeBytes { (raw) throws(RecordCodingError) in try RecordCoding.decodeStamps(raw, count: before.fields.count) }
+        stamps += Array(repeating: Stamp.none, count: added.count)
+        var out: [UInt8] = []
+        RecordCoding.encodeStamps(stamps, into: &out)
+        return out
+    }
+
+    func ancestor(_ bytes: [UInt8], id: Int64) throws -> [UInt8] {
+        let (record, revision) = try bytes.withUnsafeBytes { (raw) throws(RecordCodingError) in
+            try RecordCoding.decodeAncestor(raw, entity: before, id: id)
+        }
+        var grown = Record(
+            entity: after.name, id: id, values: record.values + added.map(\.defaultValue),
+            stamps: record.stamps + Array(repeating: Stamp.none, count: added.count))
+        grown.tombstone = record.tombstone
+        var out: [UInt8] = []
+        RecordCoding.encodeAncestor(grown, revision: revision, entity: after, into: &out)
+        return out
+    }
+}
