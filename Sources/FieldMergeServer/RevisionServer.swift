@@ -102,13 +102,20 @@ public actor RevisionServer {
     ) throws(ServerError) {
         let storage = try SQLiteServerStorage(location, options: database)
         try storage.prepare(schema: schema)
-        self.init(prepared: storage, state: try storage.currentState(), schema: schema, options: options, replica: replica, wall: wall)
+        self.init(
+            prepared: storage, state: try storage.currentState(), schema: schema, options: options, replica: replica, wall: wall,
+            migrations: storage.migrations)
     }
+
+    /// What opening the SQLite storage changed in its file to move it to a newer schema
+    /// version (Specs/schema.md, "Evolution"); empty otherwise.
+    public nonisolated let migrations: [SchemaChange]
 
     private init(
         prepared storage: any ServerStorage, state: ServerState, schema: Schema, options: Options, replica: ReplicaID,
-        wall: any WallClock
+        wall: any WallClock, migrations: [SchemaChange] = []
     ) {
+        self.migrations = migrations
         maxRevision = state.maxRevision
         self.schema = schema
         self.options = options

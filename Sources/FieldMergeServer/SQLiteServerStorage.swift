@@ -14,6 +14,8 @@ public final class SQLiteServerStorage: ServerStorage {
     let database: Database
     private var tables: [SQLiteServerTable] = []
     private var savepoints = 0
+    /// What opening the storage changed in its file to move it to a newer schema version.
+    public private(set) var migrations: [SchemaChange] = []
 
     /// Opens (or creates) the database at `location`.
     ///
@@ -37,7 +39,7 @@ public final class SQLiteServerStorage: ServerStorage {
                 throw error
             }
         }
-        try checkSchema(schema)
+        migrations = try checkSchema(schema)
         try Self.sqlite { () throws(SQLiteError) in
             // Catch-up reads one entity's window of revisions at a time; deletes find children.
             try database.execute("""
@@ -62,30 +64,6 @@ public final class SQLiteServerStorage: ServerStorage {
         CREATE TABLE "__fm_replies" ("client" TEXT PRIMARY KEY, "request" TEXT NOT NULL, "response" BLOB NOT NULL);
 
         """
-
-    /// The file records the schema it was made for (files from before keep theirs from now
-    /// on); opening it with another is an error that says what differs.
-    private func checkSchema(_ schema: Schema) throws(ServerError) {
-        let stored = try Self.sqlite { () throws(SQLiteError) -> [String] in
-            try database.execute("""
-                CREATE TABLE IF NOT EXISTS "__fm_schema" ("line" INTEGER PRIMARY KEY, "text" TEXT NOT NULL)
-                """)
-            return try database.rows("SELECT \"text\" FROM \"__fm_schema\" ORDER BY \"line\"").compactMap { row -> String? in
-                if case .text(let line)? = row.first { return line }
-                return nil
-            }
-        }
-        let expected = schema.describedLines
-        if stored.isEmpty {
-            try Self.sqlite { () throws(SQLiteError) in
-                for (number, line) in expected.enumerated() {
-                    try database.run("INSERT INTO \"__fm_schema\" VALUES (?, ?)", [.integer(Int64(number)), .text(line)])
-                }
-            }
-        } else if stored != expected {
-            throw ServerError(.schemaMismatch, "the server's file was made for another schema: " + schema.differences(fromStored: stored))
-        }
-    }
 
     /// The state as stored, outside any request.
     func currentState() throws(ServerError) -> ServerState {

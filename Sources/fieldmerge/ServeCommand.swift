@@ -65,6 +65,9 @@ struct ServeCommand: AsyncParsableCommand {
             Self.fail("cannot open the database \(db): \(error)")
             throw ExitCode(1)
         }
+        for change in server.migrations {
+            FileHandle.standardError.write(Data("fieldmerge serve: migrated \(db) to schema version \(schema.version): \(change)\n".utf8))
+        }
         let listening = Mutex(false)
         let (db, mode) = (db, mode)
         let http = SyncHTTPServer(

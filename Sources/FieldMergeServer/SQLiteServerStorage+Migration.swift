@@ -1,0 +1,140 @@
+import FieldMerge
+import FieldMergeSQLite
+
+/// Moving the server's file to a newer schema version, with the rules every file follows
+/// (``SchemaMigration``, Specs/schema.md "Evolution"), in one transaction.
+extension SQLiteServerStorage {
+    /// Records the schema in a new file; in an existing one, checks it and migrates the file
+    /// when `schema` is a newer version whose changes are safe.
+    /// - Returns: The changes made.
+    func checkSchema(_ schema: Schema) throws(ServerError) -> [SchemaChange] {
+        let (stored, version) = try Self.sqlite { () throws(SQLiteError) -> ([String], Int) in
+            try database.execute("""
+                CREATE TABLE IF NOT EXISTS "__fm_schema" ("line" INTEGER PRIMARY KEY, "text" TEXT NOT NULL)
+                """)
+            let lines = try database.rows("SELECT \"text\" FROM \"__fm_schema\" ORDER BY \"line\"").compactMap { row -> String? in
+                if case .text(let line)? = row.first { return line }
+                return nil
+            }
+            let version = try database.scalar("SELECT \"value\" FROM \"__fm_server\" WHERE \"key\" = 'schemaVersion'")
+            if case .integer(let number)? = version { return (lines, Int(number)) }
+            return (lines, 1)
+        }
+        if stored.isEmpty {
+            try Self.sqlite { () throws(SQLiteError) in try recordSchema(schema) }
+            return []
+        }
+        let changes: [SchemaChange]
+        do {
+            changes = try SchemaMigration.plan(lines: stored, version: version, to: schema)
+        } catch {
+            throw ServerError(error.isDamaged ? .corrupt : .schemaMismatch, "the server's file: " + error.message)
+        }
+        if changes.isEmpty && version == schema.version { return [] }
+        let old = SchemaOutline(lines: stored) ?? SchemaOutline(schema)
+        try Self.sqlite { () throws(SQLiteError) in
+            try database.execute("BEGIN IMMEDIATE")
+            do throws(SQLiteError) {
+                try ServerMigration(database: database, schema: schema, old: old).run(changes)
+                try recordSchema(schema)
+                try database.execute("COMMIT")
+            } catch {
+                if database.isInTransaction { try? database.execute("ROLLBACK") }
+                throw error
+            }
+        }
+        return changes
+    }
+
+    private func recordSchema(_ schema: Schema) throws(SQLiteError) {
+        try database.execute("DELETE FROM \"__fm_schema\"")
+        for (number, line) in schema.describedLines.enumerated() {
+            try database.run("INSERT INTO \"__fm_schema\" VALUES (?, ?)", [.integer(Int64(number)), .text(line)])
+        }
+        try database.run("INSERT OR REPLACE INTO \"__fm_server\" (\"key\", \"value\") VALUES ('schemaVersion', ?)",
+                         [.integer(Int64(schema.version))])
+    }
+}
+
+/// One migration of the server's file: entity renames, field renames, added fields, added
+/// entities; rule changes need nothing stored.
+struct ServerMigration {
+    let database: Database
+    let schema: Schema
+    let old: SchemaOutline
+
+    func run(_ changes: [SchemaChange]) throws(SQLiteError) {
+        for change in changes {
+            guard case .renameEntity(let from, let to) = change.kind else { continue }
+            try dropReferenceIndexes(from)
+            try database.execute("ALTER TABLE \(Database.quote(from)) RENAME TO \(Database.quote(to))")
+            for table in ["__fm_ids", "__fm_deleted", "__fm_log"] {
+                try database.run("UPDATE \(Database.quote(table)) SET \"entity\" = ? WHERE \"entity\" = ?", [.text(to), .text(from)])
+            }
+        }
+        for change in changes {
+            guard case .renameField(let entity, let from, let to) = change.kind else { continue }
+            try database.execute("DROP INDEX IF EXISTS \(Database.quote("__fm_ref_\(entity)_\(from)"))")
+            try database.execute("ALTER TABLE \(Database.quote(entity)) RENAME COLUMN \(Database.quote(from)) TO \(Database.quote(to))")
+        }
+        var added: [String: Int] = [:]
+        for change in changes {
+            if case .addField(let entity, _) = change.kind { added[entity, default: 0] += 1 }
+        }
+        for (name, count) in added.sorted(by: { $0.key < $1.key }) {
+            guard let entity = schema.entity(name) else { continue }
+            try addFields(entity, count: count)
+        }
+        for change in changes {
+            guard case .addEntity(let name) = change.kind, let entity = schema.entity(name) else { continue }
+            try database.execute(SQLiteServerTable(entity).createTable)
+        }
+    }
+
+    private func dropReferenceIndexes(_ entity: String) throws(SQLiteError) {
+        for field in old.entities.first(where: { $0.name == entity })?.fields ?? [] where field.target != nil {
+            try database.execute("DROP INDEX IF EXISTS \(Database.quote("__fm_ref_\(entity)_\(field.name)"))")
+        }
+    }
+
+    /// The last `count` fields of `entity`: a column each holding the field's default, a zero
+    /// stamp (older than any edit) in every record's stamps, and the record's own revision
+    /// as the field's (in `__fm_fields`, where a record keeps them).
+    private func addFields(_ entity: Entity, count: Int) throws(SQLiteError) {
+        let table = Database.quote(entity.name)
+        let oldCount = entity.fields.count - count
+        for (offset, field) in entity.fields[oldCount...].enumerated() {
+            try database.execute("ALTER TABLE \(table) ADD COLUMN \(entity.columnDefinitions[oldCount + offset + 1])")
+            guard field.defaultValue != .null else { continue }
+            let statement = try database.statement("UPDATE \(table) SET \(Database.quote(field.name)) = ?")
+            try statement.bindField(field.defaultValue, at: 1)
+            try statement.execute()
+        }
+        let rows = try database.rows("SELECT \"id\", \"__fm_stamps\", \"__fm_fields\" FROM \(table)")
+        let update = try database.statement("UPDATE \(table) SET \"__fm_stamps\" = ?, \"__fm_fields\" = ? WHERE \"id\" = ?")
+        for row in rows {
+            guard case .integer(let id) = row[0], case .blob(let bytes) = row[1] else { continue }
+            let decoded: Result<ContiguousArray<Stamp>, RecordCodingError> = bytes.withUnsafeBytes { raw in
+                Result { () throws(RecordCodingError) in try RecordCoding.decodeStamps(raw, count: oldCount) }
+            }
+            guard case .success(var stamps) = decoded else { throw SQLiteError.damagedServerRow(entity.name, id) }
+            stamps += Array(repeating: Stamp.none, count: count)
+            var encoded: [UInt8] = []
+            RecordCoding.encodeStamps(stamps, into: &encoded)
+            try update.bind(encoded, at: 1)
+            // A field revision is a distance back from the record's; 0: the record's own.
+            if case .blob(let fields) = row[2] { try update.bind(fields + Array(repeating: 0, count: count), at: 2) } else {
+                try update.bindNull(at: 2)
+            }
+            try update.bind(id, at: 3)
+            try update.execute()
+            update.reset()
+        }
+    }
+}
+
+extension SQLiteError {
+    static func damagedServerRow(_ entity: String, _ id: Int64) -> SQLiteError {
+        SQLiteError(code: 11, message: "the stamps of \(entity)#\(id) are damaged", sql: nil)  // SQLITE_CORRUPT
+    }
+}
