@@ -80,3 +80,24 @@ public struct SchemaOutline: Sendable, Equatable {
         self.entities = entities
     }
 }
+
+extension SchemaOutline {
+    /// A short digest of ``lines`` (64-bit FNV-1a of the lines joined by newlines, as 16 hex
+    /// digits): two parties with the same fingerprint use the same entities, fields, types
+    /// and strategies.
+    public var fingerprint: String {
+        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+        for (index, line) in lines.enumerated() {
+            if index > 0 { hash = (hash ^ 0x0A) &* 0x0000_0100_0000_01B3 }
+            for byte in line.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
+        }
+        let digits = String(hash, radix: 16)
+        return String(repeating: "0", count: 16 - digits.count) + digits
+    }
+}
+
+extension Schema {
+    /// ``SchemaOutline/fingerprint`` of this schema: what a sync request carries so that a
+    /// client and a server never sync under different schemas.
+    public var fingerprint: String { SchemaOutline(self).fingerprint }
+}

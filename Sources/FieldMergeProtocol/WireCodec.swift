@@ -49,12 +49,15 @@ import FieldMerge
 /// infinity), `limit` within 1...2^31 − 1.
 public struct WireCodec: Sendable {
     public let schema: Schema
+    /// ``Schema/fingerprint``, which requests carry and the decoder checks.
+    public let schemaFingerprint: String
     public let limits: WireLimits
     let tables: [_EntityTable]
     let entityIndex: [String: Int]
 
     public init(schema: Schema, limits: WireLimits = WireLimits()) {
         self.schema = schema
+        schemaFingerprint = schema.fingerprint
         self.limits = limits
         self.tables = schema.entities.map(_EntityTable.init)
         var index: [String: Int] = [:]

@@ -7,6 +7,7 @@ extension _Parser {
         let objectAt = try documentStart()
         var maxRevision: Int64?, changeSets: [ChangeSet]?
         var clientID: String?, requestID: String?, limit: Int?, version: Int?
+        var schemaVersion: Int?, schemaFingerprint: String?
         var seen: UInt8 = 0
         if try open(UInt8(ascii: "{"), "an object (the request)") {
             repeat {
@@ -29,6 +30,21 @@ extension _Parser {
                 } else if key.equals("protocolVersion") {
                     try once(&seen, 32, key)
                     version = try protocolVersion()
+                } else if key.equals("schemaVersion") {
+                    try once(&seen, 64, key)
+                    schemaVersion = try positiveInt("schemaVersion")
+                } else if key.equals("schemaFingerprint") {
+                    try once(&seen, 128, key)
+                    let start = position
+                    schemaFingerprint = try optionalText("schemaFingerprint")
+                    // Checked as soon as it is read: FieldMerge clients send it before their
+                    // change sets, which another schema could not read.
+                    if let fingerprint = schemaFingerprint, fingerprint != codec.schemaFingerprint {
+                        throw error(.incompatibleSchema,
+                            "the request was made with another schema (version \(schemaVersion.map(String.init) ?? "unknown"), fingerprint \(fingerprint)) "
+                            + "than the server's (version \(codec.schema.version), fingerprint \(codec.schemaFingerprint)): "
+                            + ((schemaVersion ?? 0) < codec.schema.version ? "update the app" : "update the server"), at: start)
+                    }
                 } else {
                     try skipValue()  // unknown top-level keys: forward compatibility
                 }
@@ -39,7 +55,7 @@ extension _Parser {
         guard let changeSets else { throw error(.invalidValue, "the request has no changeSets", at: objectAt) }
         return SyncRequest(
             maxRevision: maxRevision, changeSets: changeSets, clientID: clientID, requestID: requestID, limit: limit,
-            protocolVersion: version)
+            protocolVersion: version, schemaVersion: schemaVersion, schemaFingerprint: schemaFingerprint)
     }
 
     mutating func parseResponse(_ codec: WireCodec) throws(WireError) -> SyncResponse {
@@ -126,15 +142,17 @@ extension _Parser {
         return Int(limit)
     }
 
-    private mutating func protocolVersion() throws(WireError) -> Int? {
+    private mutating func positiveInt(_ what: String) throws(WireError) -> Int? {
         if try null() { return nil }
         let start = position
-        let version = try int64("protocolVersion (an integer)")
-        guard version >= 1, version <= Int64(Int32.max) else {
-            throw error(.outOfRange, "protocolVersion must be within 1...\(Int32.max)", at: start)
+        let value = try int64("\(what) (an integer)")
+        guard value >= 1, value <= Int64(Int32.max) else {
+            throw error(.outOfRange, "\(what) must be within 1...\(Int32.max)", at: start)
         }
-        return Int(version)
+        return Int(value)
     }
+
+    private mutating func protocolVersion() throws(WireError) -> Int? { try positiveInt("protocolVersion") }
 
     // MARK: Change sets
 

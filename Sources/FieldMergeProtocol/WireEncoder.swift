@@ -10,6 +10,14 @@ extension WireCodec {
             writer.raw(",\"protocolVersion\":")
             writer.integer(Int64(version))
         }
+        if let version = request.schemaVersion {
+            writer.raw(",\"schemaVersion\":")
+            writer.integer(Int64(version))
+        }
+        if let fingerprint = request.schemaFingerprint {
+            writer.raw(",\"schemaFingerprint\":")
+            writer.string(fingerprint)
+        }
         if let clientID = request.clientID {
             writer.raw(",\"clientID\":")
             writer.string(clientID)

@@ -29,6 +29,9 @@ public struct WireError: Error, Equatable, Sendable, CustomStringConvertible {
         case gzipTruncated
         /// A gzip stream that inflates to more than the allowed size.
         case gzipTooLarge
+        /// The request's schema fingerprint is not the reader's: client and server use
+        /// different schemas (HTTP 409).
+        case incompatibleSchema
     }
 
     public var code: Code

@@ -136,11 +136,18 @@ public struct SyncRequest: Sendable, Equatable {
     /// `"protocolVersion"` (extension): the version of the protocol the client speaks
     /// (``WireProtocol/version``); absent in the case study's requests, which are version 1.
     public var protocolVersion: Int?
+    /// `"schemaVersion"` and `"schemaFingerprint"` (extension): the version and the
+    /// fingerprint (``Schema/fingerprint``) of the client's schema. A server with another
+    /// schema refuses the request (`incompatibleSchema`, HTTP 409) and changes nothing.
+    public var schemaVersion: Int?
+    public var schemaFingerprint: String?
 
     public init(
         maxRevision: Int64, changeSets: [ChangeSet], clientID: String? = nil, requestID: String? = nil,
-        limit: Int? = nil, protocolVersion: Int? = nil
+        limit: Int? = nil, protocolVersion: Int? = nil, schemaVersion: Int? = nil, schemaFingerprint: String? = nil
     ) {
+        self.schemaVersion = schemaVersion
+        self.schemaFingerprint = schemaFingerprint
         self.maxRevision = maxRevision
         self.changeSets = changeSets
         self.clientID = clientID

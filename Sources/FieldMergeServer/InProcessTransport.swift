@@ -40,9 +40,14 @@ public final class InProcessTransport: SyncTransport {
         try codec.decodeRequest(gzip ? try Gzip.decompress(body, limit: WireLimits().maxDecompressedBytes) : body)
     }
 
-    /// A body the codec refuses, as an HTTP server would answer it: 413 past a size limit, else 400.
+    /// A body the codec refuses, as an HTTP server would answer it: 413 past a size limit,
+    /// 409 for another schema, else 400.
     private static func rejection(_ error: WireError) -> SyncRequestRejected {
-        let status = error.code == .tooLarge || error.code == .gzipTooLarge ? 413 : 400
+        let status = switch error.code {
+        case .tooLarge, .gzipTooLarge: 413
+        case .incompatibleSchema: 409
+        default: 400
+        }
         return SyncRequestRejected(status: status, code: error.code.rawValue, message: error.description)
     }
 

@@ -18,6 +18,7 @@ extension SyncResponder {
         init(_ error: WireError) {
             switch error.code {
             case .tooLarge, .gzipTooLarge: status = .contentTooLarge
+            case .incompatibleSchema: status = .conflict
             default: status = .badRequest
             }
             body = WireErrorBody(error)

@@ -36,7 +36,8 @@ extension SyncClient {
     func prefetch(after revision: Int64) -> Prefetch {
         let request = SyncRequest(
             maxRevision: revision, changeSets: [], clientID: clientID, requestID: nil, limit: batchSize,
-            protocolVersion: WireProtocol.version)
+            protocolVersion: WireProtocol.version,
+            schemaVersion: schemaVersion, schemaFingerprint: schemaFingerprint)
         let (codec, transport, gzip) = (self.codec, self.transport, self.gzip)
         return Prefetch(
             maxRevision: revision,

@@ -39,7 +39,8 @@ extension SyncClient {
     ) async throws -> RoundOutcome {
         var request = SyncRequest(
             maxRevision: store.maxRevision, changeSets: pending.isEmpty ? [] : [Self.changeSet(pending, schema: store.schema)],
-            clientID: clientID, requestID: nil, limit: batchSize, protocolVersion: WireProtocol.version)
+            clientID: clientID, requestID: nil, limit: batchSize, protocolVersion: WireProtocol.version,
+            schemaVersion: schemaVersion, schemaFingerprint: schemaFingerprint)
         let exchange: Exchange
         if pending.isEmpty, let page = ahead, page.maxRevision == store.maxRevision {
             ahead = nil

@@ -25,6 +25,9 @@ public actor SyncClient {
     let transport: any SyncTransport
     let codec: WireCodec
     public let clientID: String
+    /// The store's schema version and fingerprint, sent with every request.
+    var schemaVersion: Int { codec.schema.version }
+    var schemaFingerprint: String { codec.schemaFingerprint }
     private let reader: StoreReader?
     /// Gzip request bodies (and accept gzip'd responses).
     public var gzip: Bool

@@ -82,4 +82,32 @@ import Testing
         // Nothing changed: the file still opens with its own schema.
         #expect(try RevisionServer(.file(path: file), schema: Schema(Self.v1Entities)).migrations.isEmpty)
     }
+
+    /// A device still on v1 against a server on v2: refused as a whole with a clear code,
+    /// nothing written, the change kept for after the app's update.
+    @Test func aClientWithAnotherSchema_isRefusedAndChangesNothing() async throws {
+        let server = try RevisionServer(.memory, schema: Self.v2())
+        let transport = InProcessTransport(server: server)
+        let old = SyncClient(store: try Store(.memory, schema: Schema(Self.v1Entities), replica: ReplicaID(3)), transport: transport)
+        try await old.write { store in _ = try store.insert("lists", values: [.text("Home")]) }
+        let error = try #require(await #expect(throws: SyncError.self) { try await old.sync() })
+        #expect(error.code == .rejected && !error.isRetryable)
+        let rejected = try #require(error.cause as? SyncRequestRejected)
+        #expect(rejected.status == 409 && rejected.code == "incompatibleSchema")
+        #expect(rejected.message.contains("update the app"))
+        #expect(await server.maxRevision == 0)
+        #expect(try await old.read { try $0.pendingChanges().count } == 1)
+    }
+
+    @Test func theSchemaTravelsInTheRequest() throws {
+        let schema = try Self.v2()
+        let codec = WireCodec(schema: schema)
+        let request = SyncRequest(maxRevision: 3, changeSets: [], schemaVersion: 2, schemaFingerprint: schema.fingerprint)
+        #expect(try codec.decodeRequest(codec.encode(request)) == request)
+        let v1 = try Schema(Self.v1Entities)
+        #expect(schema.fingerprint.count == 16 && schema.fingerprint != v1.fingerprint)
+        let other = SyncRequest(maxRevision: 3, changeSets: [], schemaVersion: 1, schemaFingerprint: "0123456789abcdef")
+        let error = #expect(throws: WireError.self) { try codec.decodeRequest(codec.encode(other)) }
+        #expect(error?.code == .incompatibleSchema)
+    }
 }
