@@ -52,77 +52,63 @@ struct JSONParser {
     }
 
     private mutating func object() throws(Failure) -> JSONValue {
-        try enter()
-        position += 1
         var members: [String: JSONValue] = [:]
-        skipWhitespace()
-        if peek(UInt8(ascii: "}")) {
-            position += 1
-            depth -= 1
-            return .object(members)
-        }
-        while true {
-            guard peek(UInt8(ascii: "\"")) else {
-                throw Failure(offset: position, message: "unexpected \(describe(at: position)), expected a key in quotes")
+        try elements(closer: UInt8(ascii: "}")) { (parser) throws(Failure) in
+            guard parser.peek(UInt8(ascii: "\"")) else {
+                throw Failure(offset: parser.position, message: "unexpected \(parser.describe(at: parser.position)), expected a key in quotes")
             }
-            let keyOffset = position
-            let key = try string()
-            skipWhitespace()
-            try expect(UInt8(ascii: ":"), "':' after a key")
-            skipWhitespace()
+            let keyOffset = parser.position
+            let key = try parser.string()
+            parser.skipWhitespace()
+            try parser.expect(UInt8(ascii: ":"), "':' after a key")
+            parser.skipWhitespace()
             let member: JSONValue
-            do {
-                member = try value()
+            do throws(Failure) {
+                member = try parser.value()
             } catch {
                 throw error.inside(.key(key))
             }
             if members.updateValue(member, forKey: key) != nil {
                 throw Failure(offset: keyOffset, message: "duplicate key '\(key)' in an object", path: [.key(key)])
             }
-            skipWhitespace()
-            if peek(UInt8(ascii: ",")) {
-                position += 1
-                skipWhitespace()
-                continue
-            }
-            guard peek(UInt8(ascii: "}")) else {
-                throw Failure(offset: position, message: "unexpected \(describe(at: position)), expected ',' or '}'")
-            }
-            position += 1
-            depth -= 1
-            return .object(members)
         }
+        return .object(members)
     }
 
     private mutating func array() throws(Failure) -> JSONValue {
-        try enter()
-        position += 1
         var items: [JSONValue] = []
-        skipWhitespace()
-        if peek(UInt8(ascii: "]")) {
-            position += 1
-            depth -= 1
-            return .array(items)
-        }
-        while true {
-            do {
-                items.append(try value())
+        try elements(closer: UInt8(ascii: "]")) { (parser) throws(Failure) in
+            do throws(Failure) {
+                items.append(try parser.value())
             } catch {
                 throw error.inside(.index(items.count))
             }
-            skipWhitespace()
-            if peek(UInt8(ascii: ",")) {
+        }
+        return .array(items)
+    }
+
+    /// Reads an array's or object's elements, from the opening bracket at `position` to
+    /// `closer`: `element` reads each one, this reads the commas and whitespace between.
+    private mutating func elements(closer: UInt8, _ element: (inout JSONParser) throws(Failure) -> Void) throws(Failure) {
+        try enter()
+        position += 1
+        skipWhitespace()
+        if !peek(closer) {
+            while true {
+                try element(&self)
+                skipWhitespace()
+                guard peek(UInt8(ascii: ",")) else { break }
                 position += 1
                 skipWhitespace()
-                continue
             }
-            guard peek(UInt8(ascii: "]")) else {
-                throw Failure(offset: position, message: "unexpected \(describe(at: position)), expected ',' or ']'", path: [.index(items.count)])
+            guard peek(closer) else {
+                throw Failure(
+                    offset: position,
+                    message: "unexpected \(describe(at: position)), expected ',' or '\(Character(Unicode.Scalar(closer)))'")
             }
-            position += 1
-            depth -= 1
-            return .array(items)
         }
+        position += 1
+        depth -= 1
     }
 
     private mutating func enter() throws(Failure) {
