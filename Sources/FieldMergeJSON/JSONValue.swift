@@ -2,6 +2,10 @@ import Foundation
 
 /// A JSON document as a plain value, decoded strictly: `true` is never a number and `1`
 /// never a boolean.
+///
+/// Read documents with ``parse(_:)`` and write them with ``rendered()``: those are strict
+/// and keep doubles apart from integers. The `Codable` conformance (for embedding a value in
+/// other `Codable` types) goes through the coder it is given, with that coder's rules.
 public enum JSONValue: Hashable, Sendable, Codable {
     case null
     case bool(Bool)
