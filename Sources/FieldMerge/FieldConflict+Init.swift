@@ -3,7 +3,8 @@ extension FieldConflict {
     public init(
         at entity: String, id: Int64, kind: ConflictKind, field: String?, fieldIndex: Int?, ancestor: Value?,
         ancestorStamp: Stamp?, local: Value?, localStamp: Stamp, remote: Value?, remoteStamp: Stamp,
-        strategy: String, winner: MergeWinner, result: Value?, deletedSide: MergeWinner? = nil
+        strategy: String, winner: MergeWinner, result: Value?, deletedSide: MergeWinner? = nil,
+        fallback: MergeFallback? = nil
     ) {
         self.entity = entity
         self.id = id
@@ -20,5 +21,6 @@ extension FieldConflict {
         self.winner = winner
         self.result = result
         self.deletedSide = deletedSide
+        self.fallback = fallback
     }
 }

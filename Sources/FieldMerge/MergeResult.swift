@@ -45,6 +45,9 @@ public struct FieldConflict: Hashable, Sendable, CustomStringConvertible {
     /// For ``ConflictKind/deleteVsEdit``: the side that deleted the record (the other
     /// edited it); nil for field conflicts.
     public var deletedSide: MergeWinner? = nil
+    /// Set when the strategy gave up and its fallback (`lastEditWins`) decided instead, such
+    /// as a text merge over its edit budget; nil when the strategy's own rule decided.
+    public var fallback: MergeFallback? = nil
 
     public var description: String {
         let place = field.map { "\(entity)#\(id).\($0)" } ?? "\(entity)#\(id)"
@@ -53,7 +56,8 @@ public struct FieldConflict: Hashable, Sendable, CustomStringConvertible {
             return "deleteVsEdit conflict at \(place): deleted \(deleted), edited \(edited), \(strategy) -> \(winner.rawValue)"
         }
         return "\(kind.rawValue) conflict at \(place): local \(local.map(String.init(describing:)) ?? "deleted")"
-            + " vs remote \(remote.map(String.init(describing:)) ?? "deleted"), \(strategy) -> \(winner.rawValue)"
+            + " vs remote \(remote.map(String.init(describing:)) ?? "deleted"), \(strategy)"
+            + (fallback.map { " (\($0.rawValue): lastEditWins)" } ?? "") + " -> \(winner.rawValue)"
     }
 }
 

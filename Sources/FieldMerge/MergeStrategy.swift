@@ -73,7 +73,8 @@ public enum FieldStrategy: Sendable, CustomStringConvertible {
     case counter
     /// Sets: (L ∪ R) minus what either side removed relative to the ancestor.
     case union
-    /// Text: line-based three-way merge; overlapping edits fall back to ``lastEditWins``.
+    /// Text: line-based three-way merge; overlapping edits, and diffs over
+    /// ``LineMerge/editBudget``, fall back to ``lastEditWins``.
     case text
     /// App code decides.
     case custom(any FieldMergeStrategy)

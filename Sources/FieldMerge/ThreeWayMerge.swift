@@ -137,7 +137,7 @@ struct RecordMerger {
             ancestor: base?.values[index], ancestorStamp: base?.stamps[index] ?? .none,
             local: local.values[index], localStamp: local.stamps[index],
             remote: remote.values[index], remoteStamp: remote.stamps[index])
-        let value = strategy.resolve(input)
+        let (value, fallback) = strategy.decide(input)
         let winner: MergeWinner
         let stamp: Stamp
         let isLocal = value == input.local, isRemote = value == input.remote
@@ -156,7 +156,8 @@ struct RecordMerger {
             entity: entity.name, id: local.id, kind: .field, field: field.name, fieldIndex: index,
             ancestor: input.ancestor, ancestorStamp: base == nil ? nil : input.ancestorStamp,
             local: input.local, localStamp: input.localStamp, remote: input.remote,
-            remoteStamp: input.remoteStamp, strategy: strategy.name, winner: winner, result: value))
+            remoteStamp: input.remoteStamp, strategy: strategy.name, winner: winner, result: value,
+            fallback: fallback))
         return (value, stamp)
     }
 

@@ -3,7 +3,7 @@ import Foundation
 extension JSONValue {
     /// Where `self` (an actual document) disagrees with `expected`: objects match when every
     /// key of `expected` matches (extra keys in `self` are allowed), arrays element-wise
-    /// with equal lengths, numbers by value, everything else exactly. Empty when it matches.
+    /// with equal lengths, numbers by value (but -0.0 only with -0.0), everything else exactly. Empty when it matches.
     public func mismatches(against expected: JSONValue, path: String = "$") -> [String] {
         switch (self, expected) {
         case let (.object(actual), .object(wanted)):
@@ -19,7 +19,10 @@ extension JSONValue {
                 pair.0.mismatches(against: pair.1, path: "\(path)[\(offset)]")
             }
         case let (.integer(a), .number(b)), let (.number(b), .integer(a)):
-            return Double(a) == b ? [] : ["\(path): \(a), expected \(b)"]
+            return Double(a) == b && b.sign == .plus ? [] : ["\(path): \(a), expected \(b)"]
+        case let (.number(a), .number(b)):
+            // Equal as numbers, and a negative zero matches only a negative zero.
+            return a == b && a.sign == b.sign ? [] : ["\(path): \(a), expected \(b)"]
         default:
             return self == expected ? [] : ["\(path): \(self.compact), expected \(expected.compact)"]
         }

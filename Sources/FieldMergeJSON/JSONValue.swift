@@ -2,6 +2,10 @@ import Foundation
 
 /// A JSON document as a plain value, decoded strictly: `true` is never a number and `1`
 /// never a boolean.
+///
+/// Read documents with ``parse(_:)`` and write them with ``rendered()``: those are strict
+/// and keep doubles apart from integers. The `Codable` conformance (for embedding a value in
+/// other `Codable` types) goes through the coder it is given, with that coder's rules.
 public enum JSONValue: Hashable, Sendable, Codable {
     case null
     case bool(Bool)
@@ -43,30 +47,26 @@ public enum JSONValue: Hashable, Sendable, Codable {
         }
     }
 
-    /// Parses JSON text; malformed input is a ``DocumentError``.
+    /// Parses JSON text strictly; malformed input is a ``DocumentError`` whose path is where
+    /// the parser was and whose message names the line and column.
+    ///
+    /// Duplicate keys, invalid UTF-8, lone surrogates in `\u` escapes and numbers beyond a
+    /// double's range are errors. A number without fraction and exponent that fits 64 bits is
+    /// an ``integer(_:)``; every other number a ``number(_:)`` (so `-0.0` and `1.0` stay
+    /// doubles).
     public static func parse(_ data: Data) throws(DocumentError) -> JSONValue {
-        do {
-            return try JSONDecoder().decode(JSONValue.self, from: data)
-        } catch {
-            throw DocumentError(path: "$", message: "malformed JSON: \(Self.describe(error))")
+        let result = data.withUnsafeBytes { bytes in
+            Result { () throws(DocumentError) -> JSONValue in try JSONParser.parse(bytes) }
         }
+        return try result.get()
     }
 
-    /// The value as pretty-printed JSON text with sorted keys.
+    /// The value as pretty-printed JSON text with sorted keys; doubles always with a
+    /// fraction or exponent (`1.0`, `-0.0`), so that ``parse(_:)`` reads them back as doubles.
     public func rendered() -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        let data = (try? encoder.encode(self)) ?? Data("null".utf8)
-        return String(decoding: data, as: UTF8.self)
-    }
-
-    private static func describe(_ error: any Error) -> String {
-        switch error {
-        case DecodingError.dataCorrupted(let context):
-            return context.underlyingError.map { "\($0)" } ?? context.debugDescription
-        default:
-            return "\(error)"
-        }
+        var writer = JSONWriter()
+        writer.write(self)
+        return writer.text
     }
 
     public subscript(key: String) -> JSONValue? {

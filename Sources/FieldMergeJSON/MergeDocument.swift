@@ -79,6 +79,7 @@ public struct MergeDocument {
             "remote": optional(conflict.remote), "remoteStamp": RecordDocument.encodeStamp(conflict.remoteStamp),
             "strategy": .string(conflict.strategy), "winner": .string(conflict.winner.rawValue),
             "result": optional(conflict.result),
+            "fallback": conflict.fallback.map { .string($0.rawValue) } ?? .null,
         ])
     }
 }

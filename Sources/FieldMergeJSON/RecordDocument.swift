@@ -90,6 +90,11 @@ public enum RecordDocument {
                 throw DocumentError(path: path, message: "expected base64 for a blob")
             }
             return .blob(Array(data))
+        case (.integer, .number(let v)), (.reference, .number(let v)), (.date, .number(let v)):
+            throw DocumentError(
+                path: path,
+                message: "expected \(type.name) or null, got the number \(v): only a JSON integer (no fraction, "
+                    + "no exponent, within the signed 64-bit range) is an integer")
         case (.textSet, .array(let items)):
             var members: [String] = []
             for (offset, item) in items.enumerated() {

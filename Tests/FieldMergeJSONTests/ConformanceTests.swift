@@ -260,7 +260,8 @@ struct MalformedCase: Sendable, CustomTestStringConvertible {
 }
 
 let malformedCases: [MalformedCase] = [
-    MalformedCase(label: "invalid JSON text", text: "{ \"schema\": { \"entities\": [", path: "$", message: "malformed JSON"),
+    MalformedCase(label: "invalid JSON text", text: "{ \"schema\": { \"entities\": [", path: "$.schema.entities[0]",
+                  message: "malformed JSON at line 1, column 28: unexpected end of input"),
     MalformedCase(label: "string in an integer field", text: mergeDocumentText(priority: "\"high\""),
                   path: "$.local.values.priority", message: "expected integer or null, got a string"),
     MalformedCase(label: "unknown field", text: mergeDocumentText(extraValues: ", \"colour\": \"red\""),

@@ -1,6 +1,23 @@
 extension FieldStrategy {
     /// The value this strategy gives a field that both sides changed to different values.
     public func resolve(_ input: FieldMergeInput) -> Value {
+        decide(input).value
+    }
+
+    /// The value, and why a fallback decided it instead of this strategy's own rule (nil
+    /// when the rule itself decided, or when a conflict of the rule let `lastEditWins` decide).
+    func decide(_ input: FieldMergeInput) -> (value: Value, fallback: MergeFallback?) {
+        if case .text = self {
+            switch TextMerge.merge(input) {
+            case .merged(let text)?: return (.text(text), nil)
+            case .editBudgetExhausted?: return (input.lastEdit, .editBudgetExhausted)
+            case .conflict?, nil: return (input.lastEdit, nil)
+            }
+        }
+        return (resolveByRule(input), nil)
+    }
+
+    private func resolveByRule(_ input: FieldMergeInput) -> Value {
         switch self {
         case .lastEditWins: return input.lastEdit
         case .serverWins: return input.remote
@@ -9,7 +26,7 @@ extension FieldStrategy {
         case .min: return Value.precedes(input.local, input.remote) ? input.local : input.remote
         case .counter: return CounterMerge.merge(input) ?? input.lastEdit
         case .union: return SetUnionMerge.merge(input) ?? input.lastEdit
-        case .text: return TextMerge.merge(input) ?? input.lastEdit
+        case .text: return input.lastEdit  // decided in `decide`
         case .custom(let strategy): return strategy.merge(input)
         }
     }
@@ -55,12 +72,12 @@ enum SetUnionMerge {
 
 /// `text`: a line-based three-way merge.
 enum TextMerge {
-    /// The diff3 merge of the three texts; nil when the edits overlap, when a value is not
-    /// text, or when there is no ancestor.
-    static func merge(_ input: FieldMergeInput) -> Value? {
+    /// The diff3 merge of the three texts; nil when a value is not text, or when there is
+    /// no ancestor.
+    static func merge(_ input: FieldMergeInput) -> LineMerge.Outcome? {
         guard case .text(let ancestor)? = input.ancestor, case .text(let local) = input.local,
             case .text(let remote) = input.remote
         else { return nil }
-        return LineMerge.merge(ancestor: ancestor, local: local, remote: remote).map(Value.text)
+        return LineMerge.outcome(ancestor: ancestor, local: local, remote: remote)
     }
 }

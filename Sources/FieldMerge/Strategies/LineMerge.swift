@@ -23,8 +23,38 @@
 /// deleted) fall into the same chunk and therefore conflict unless both sides agree on the whole
 /// chunk. Edits separated by at least one line unchanged on both sides always merge cleanly. Two
 /// insertions at the same position conflict unless they insert the same lines.
+///
+/// **Bounded work.** Lines found in only one of two texts are changes in any case and cost the
+/// diff nothing. Each diff may make at most ``editBudget`` insertions and deletions of lines
+/// found in both texts (moved, reordered or differently repeated lines); beyond that the merge
+/// gives up with ``Outcome/editBudgetExhausted``. So no input costs more than
+/// O((N + M) · editBudget) time: a side that reverses 100,000 lines gives up after a few
+/// milliseconds instead of computing a diff for half a minute.
 public enum LineMerge {
+    /// The most insertions plus deletions of lines found in both texts that each diff
+    /// (ancestor→local, ancestor→remote) may need (`Specs/merge-semantics.md`, section 6).
+    public static let editBudget = 2_000
+
+    /// How a line merge ended.
+    public enum Outcome: Hashable, Sendable {
+        /// Both sides' changes, combined.
+        case merged(String)
+        /// The sides changed overlapping or adjacent lines differently.
+        case conflict
+        /// A diff needed more than the edit budget; nothing was merged.
+        case editBudgetExhausted
+    }
+
     /// Merges `local` and `remote`, both derived from `ancestor`, line by line.
+    ///
+    /// - Returns: The merged text, or nil on a conflict or when a diff exceeds ``editBudget``
+    ///   (``outcome(ancestor:local:remote:editBudget:)`` tells these apart).
+    public static func merge(ancestor: String, local: String, remote: String) -> String? {
+        if case .merged(let text) = outcome(ancestor: ancestor, local: local, remote: remote) { return text }
+        return nil
+    }
+
+    /// Merges `local` and `remote`, both derived from `ancestor`, line by line, within a budget.
     ///
     /// Byte-identical sides return that side; a side byte-identical to the ancestor yields the
     /// other side unchanged. Otherwise the result keeps every change either side made, provided
@@ -36,27 +66,33 @@ public enum LineMerge {
     ///   - ancestor: The common base version both sides were derived from.
     ///   - local: The local descendant of `ancestor`.
     ///   - remote: The remote descendant of `ancestor`.
-    /// - Returns: The merged text, or nil when the two sides changed overlapping or adjacent
-    ///   regions of the ancestor differently (a true conflict the caller resolves otherwise).
-    /// - Complexity: O((N + M) · D) time and O(N + M) memory, where N and M are line counts and
-    ///   D is the larger edit distance between the ancestor and either side.
-    public static func merge(ancestor: String, local: String, remote: String) -> String? {
-        if local.utf8.elementsEqual(remote.utf8) { return local }
-        if local.utf8.elementsEqual(ancestor.utf8) { return remote }
-        if remote.utf8.elementsEqual(ancestor.utf8) { return local }
+    ///   - editBudget: The most edits of lines found in both texts that each diff may need.
+    /// - Returns: The merged text; ``Outcome/conflict`` when the two sides changed overlapping
+    ///   or adjacent regions of the ancestor differently (a true conflict the caller resolves
+    ///   otherwise); ``Outcome/editBudgetExhausted`` when a diff needs more than `editBudget`.
+    /// - Complexity: O((N + M) · min(D, editBudget)) time and O(N + M) memory, where N and M
+    ///   are line counts and D is the larger edit distance between the ancestor and either side.
+    public static func outcome(
+        ancestor: String, local: String, remote: String, editBudget: Int = LineMerge.editBudget
+    ) -> Outcome {
+        if local.utf8.elementsEqual(remote.utf8) { return .merged(local) }
+        if local.utf8.elementsEqual(ancestor.utf8) { return .merged(remote) }
+        if remote.utf8.elementsEqual(ancestor.utf8) { return .merged(local) }
 
         var interner = LineInterner()
         let base = interner.split(ancestor)
         let mine = interner.split(local)
         let theirs = interner.split(remote)
-        let localHunks = Diff.hunks(from: base.ids, to: mine.ids, idCount: interner.count)
-        let remoteHunks = Diff.hunks(from: base.ids, to: theirs.ids, idCount: interner.count)
+        guard
+            let localHunks = Diff.hunks(from: base.ids, to: mine.ids, idCount: interner.count, editBudget: editBudget),
+            let remoteHunks = Diff.hunks(from: base.ids, to: theirs.ids, idCount: interner.count, editBudget: editBudget)
+        else { return .editBudgetExhausted }
         guard
             let bytes = combine(
                 base: base, local: mine, remote: theirs,
                 localHunks: localHunks, remoteHunks: remoteHunks)
-        else { return nil }
-        return String(decoding: bytes, as: UTF8.self)
+        else { return .conflict }
+        return .merged(String(decoding: bytes, as: UTF8.self))
     }
 }
 
