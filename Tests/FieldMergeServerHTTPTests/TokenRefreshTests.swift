@@ -1,4 +1,6 @@
 import FieldMergeProtocol
+import FieldMergeSQLite
+import FieldMergeSync
 import FieldMergeServer
 import FieldMergeServerAuth
 import FieldMergeSyncHTTP
@@ -49,6 +51,10 @@ import Testing
             #expect(source.calls.withLock { $0 } == [false, true])
             // Without a callback a 401 is not retried at all.
             await #expect(throws: SyncRequestRejected.self) { _ = try await HTTPTransport(url: running.syncURL).send(Self.catchUp, gzip: false) }
+            // SyncClient reports it as a rejection it will not retry by itself.
+            let client = SyncClient(store: try Store(.memory, schema: httpTestSchema()), transport: HTTPTransport(url: running.syncURL, token: { _ in expired }))
+            let error = await #expect(throws: SyncError.self) { _ = try await client.sync() }
+            #expect(error?.code == .rejected && error?.isRetryable == false)
             #expect(running.http.statistics.syncs == 0)
         }
     }
