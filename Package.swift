@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "FieldMergeWorkload", targets: ["FieldMergeWorkload"]),
         .library(name: "FieldMergeSyncHTTP", targets: ["FieldMergeSyncHTTP"]),
         .library(name: "FieldMergeServerHTTP", targets: ["FieldMergeServerHTTP"]),
+        .library(name: "FieldMergeServerAuth", targets: ["FieldMergeServerAuth"]),
         .library(name: "FieldMergeSimulation", targets: ["FieldMergeSimulation"]),
         .executable(name: "fieldmerge", targets: ["fieldmerge"]),
     ],
@@ -25,6 +26,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        // Bearer tokens (JWT) for the HTTP server only; no app-facing module links it.
+        .package(url: "https://github.com/vapor/jwt-kit", from: "5.8.0"),
     ],
     targets: [
         // The merge core: pure Swift, no Foundation, no I/O.
@@ -62,6 +65,15 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // Bearer-token (JWT) authentication and role permissions for the HTTP server.
+        .target(
+            name: "FieldMergeServerAuth",
+            dependencies: [
+                "FieldMerge", "FieldMergeJSON", "FieldMergeProtocol", "FieldMergeServer", "FieldMergeServerHTTP",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+            ]
+        ),
         // `fieldmerge simulate`: devices, faults, oracle. Transport-agnostic (no HTTP here).
         .target(
             name: "FieldMergeSimulation",
@@ -71,7 +83,7 @@ let package = Package(
             name: "fieldmerge",
             dependencies: [
                 "FieldMerge", "FieldMergeJSON", "FieldMergeWorkload", "FieldMergeSQLite", "FieldMergeProtocol", "FieldMergeSync",
-                "FieldMergeServer", "FieldMergeSyncHTTP", "FieldMergeServerHTTP", "FieldMergeSimulation",
+                "FieldMergeServer", "FieldMergeSyncHTTP", "FieldMergeServerHTTP", "FieldMergeServerAuth", "FieldMergeSimulation",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -85,7 +97,8 @@ let package = Package(
             name: "FieldMergeServerHTTPTests",
             dependencies: [
                 "FieldMerge", "FieldMergeSQLite", "FieldMergeProtocol", "FieldMergeSync", "FieldMergeServer", "FieldMergeSyncHTTP",
-                "FieldMergeServerHTTP", "FieldMergeJSON",
+                "FieldMergeServerHTTP", "FieldMergeServerAuth", "FieldMergeJSON",
+                .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "InMemoryLogging", package: "swift-log"),
             ]

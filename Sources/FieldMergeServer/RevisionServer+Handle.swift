@@ -48,8 +48,9 @@ extension RevisionServer {
                 }
             }
             // The stored reply belongs to the authenticated user's client, not to whatever
-            // client id a peer sends.
-            let replyKey = request.clientID.map { client in identity.map { "\($0.user)/\(client)" } ?? client }
+            // client id a peer sends. The user's length comes first so that no other pair of
+            // user and client id ("ann/x" and "y", "ann" and "x/y") makes the same key.
+            let replyKey = request.clientID.map { client in identity.map { "\($0.user.utf8.count):\($0.user)/\(client)" } ?? client }
             return try await storage.write { () async throws -> SyncResponse in
                 if let replyKey, let id = request.requestID, let stored = try await storage.reply(client: replyKey, request: id) {
                     return try await replay(stored, of: request)

@@ -50,9 +50,7 @@ struct SyncResponder: Sendable {
 
     /// A JSON error body, never gzip'd.
     func errorResponse(_ status: HTTPResponse.Status, _ body: WireErrorBody) -> Response {
-        Response(
-            status: status, headers: [.contentType: "application/json"],
-            body: .init(byteBuffer: ByteBuffer(bytes: codec.encode(body))))
+        Response.syncError(status, body)
     }
 }
 

@@ -22,7 +22,8 @@ import FoundationNetworking
 /// answer was lost is recognised by its id). Any other status throws
 /// ``SyncRequestRejected`` carrying the status and the server's `{"error", "message"}`:
 /// sending the same request again would be refused again. `SyncClient` lets both reach
-/// the caller of `sync()` with the store unchanged.
+/// the caller of `sync()` with the store unchanged. A 401 is retried once with a refreshed
+/// token when the transport has a token callback (see ``init(url:configuration:token:)``).
 public struct HTTPTransport: SyncTransport {
     /// Timeouts and extra headers.
     public struct Configuration: Sendable {
@@ -47,16 +48,27 @@ public struct HTTPTransport: SyncTransport {
         }
     }
 
+    /// Supplies the bearer token: `refresh` is false before a request and true after the
+    /// server answered 401 (fetch a new one); nil sends no `Authorization` header.
+    public typealias TokenProvider = @Sendable (_ refresh: Bool) async throws -> String?
+
     /// The endpoint, e.g. `http://127.0.0.1:8080/sync`.
     public let url: URL
     public let configuration: Configuration
     private let session: URLSession
+    private let token: TokenProvider?
 
     /// - Parameters:
     ///   - url: The full URL of the sync endpoint, path included.
-    public init(url: URL, configuration: Configuration = Configuration()) {
+    ///   - token: The app's bearer token (a JWT its login gave it), sent as
+    ///     `Authorization: Bearer <token>`. On a 401 the transport asks for it again with
+    ///     `refresh: true` and sends the same body once more; a second 401 throws
+    ///     ``SyncRequestRejected`` (status 401, code `unauthenticated`). An error the
+    ///     callback throws reaches the caller of `sync()`.
+    public init(url: URL, configuration: Configuration = Configuration(), token: TokenProvider? = nil) {
         self.url = url
         self.configuration = configuration
+        self.token = token
         let sessionConfiguration = URLSessionConfiguration.ephemeral
         sessionConfiguration.timeoutIntervalForRequest = configuration.requestTimeout
         sessionConfiguration.timeoutIntervalForResource = configuration.resourceTimeout
@@ -67,9 +79,19 @@ public struct HTTPTransport: SyncTransport {
     }
 
     public func send(_ body: [UInt8], gzip: Bool) async throws -> [UInt8] {
+        do {
+            return try await send(body, gzip: gzip, token: try await token?(false))
+        } catch let rejected as SyncRequestRejected where rejected.status == 401 && token != nil {
+            return try await send(body, gzip: gzip, token: try await token?(true))
+        }
+    }
+
+    /// One exchange, with `token` as the bearer token when given.
+    private func send(_ body: [UInt8], gzip: Bool, token: String?) async throws -> [UInt8] {
         var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: configuration.requestTimeout)
         request.httpMethod = "POST"
         for (name, value) in configuration.headers { request.setValue(value, forHTTPHeaderField: name) }
+        if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         request.setValue("gzip", forHTTPHeaderField: "Accept-Encoding")
         if gzip { request.setValue("gzip", forHTTPHeaderField: "Content-Encoding") }

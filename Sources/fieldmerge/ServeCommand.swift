@@ -2,6 +2,7 @@ import ArgumentParser
 import FieldMerge
 import FieldMergeJSON
 import FieldMergeSQLite
+import FieldMergeServerAuth
 import FieldMergeServerHTTP
 import FieldMergeSimulation
 import FieldMergeSync
@@ -20,8 +21,10 @@ struct ServeCommand: AsyncParsableCommand {
             protocol on http://HOST:PORT/sync, plus GET /health (Specs/http.md). Prints one \
             line with the address once listening; logs each sync on standard error. SIGINT or \
             SIGTERM stops accepting connections and lets requests in flight finish (each is one \
-            SQLite transaction). Exit codes: 2 for a bad schema file, 1 when the database \
-            cannot be opened or the address cannot be bound.
+            SQLite transaction). With --jwt-secret-file, --jwt-secret-env or --jwks every sync \
+            needs a bearer token (JWT); --policy limits which roles may write which entities \
+            (Specs/http.md, "Authentication and permissions"). Exit codes: 2 for a bad schema, \
+            policy or key file, 1 when the database cannot be opened or the address cannot be bound.
             """
     )
 
@@ -48,14 +51,21 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The address to bind; 127.0.0.1 serves this machine only.")
     var host: String = "127.0.0.1"
 
+    @OptionGroup(title: "Authentication and permissions")
+    var auth: ServeAuthOptions
+
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be within 0...65535") }
+        try auth.validate()
     }
 
     func run() async throws {
         let schema = try loadSchema()
         var options = RevisionServer.Options()
         options.mode = mode.serverMode
+        let policy = try auth.loadPolicy(schema: schema)
+        options.authorize = policy?.authorization
+        let verifier = try await auth.loadVerifier()
         let server: RevisionServer
         do {
             var database = Database.Options()
@@ -72,12 +82,16 @@ struct ServeCommand: AsyncParsableCommand {
         let (db, mode) = (db, mode)
         let http = SyncHTTPServer(
             server: server, configuration: .init(host: host, port: port),
+            middleware: { router in
+                if let verifier { router.add(middleware: BearerAuthenticator(verifier: verifier)) }
+            },
             onListening: { host, port in
             listening.withLock { $0 = true }
             // Written unbuffered: a script waiting for this line sees it at once.
             let line = "fieldmerge serve: listening on http://\(host):\(port)/sync (database \(db), \(mode.rawValue) mode)\n"
             FileHandle.standardOutput.write(Data(line.utf8))
         })
+        if verifier == nil { http.logger.notice("no authentication: any client may sync (see --jwt-secret-file, --jwt-secret-env, --jwks)") }
         let group = ServiceGroup(services: [http], gracefulShutdownSignals: [.sigterm, .sigint], logger: http.logger)
         do {
             try await group.run()
@@ -105,7 +119,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
     }
 
-    private static func fail(_ message: String) {
+    static func fail(_ message: String) {
         FileHandle.standardError.write(Data("fieldmerge serve: \(message)\n".utf8))
     }
 }

@@ -43,6 +43,20 @@ import Testing
         #expect(try server.database.rows("SELECT name FROM lists ORDER BY id") == [[.text("Ann's")], [.text("Mallory's")]])
     }
 
+    /// User and client id are not run together ambiguously: user "ann/x" with client "y" and
+    /// user "ann" with client "x/y" own two stored replies, not one.
+    @Test func storedReplyKeys_doNotConfuseUserAndClientBoundaries() async throws {
+        let server = try RevisionServer(.memory, schema: try syncSchema())
+        var first = createList("One")
+        first.clientID = "y"
+        var second = createList("Two")
+        second.clientID = "x/y"
+        let one = try await server.handle(first, identity: SyncIdentity(user: "ann/x"))
+        let two = try await server.handle(second, identity: SyncIdentity(user: "ann"))
+        #expect(two != one)
+        #expect(try server.database.rows("SELECT name FROM lists ORDER BY id") == [[.text("One")], [.text("Two")]])
+    }
+
     @Test func anotherProtocolVersion_isRefusedAndChangesNothing() async throws {
         let server = try RevisionServer(.memory, schema: try syncSchema())
         var request = createList("Home")

@@ -1,0 +1,59 @@
+import FieldMerge
+import FieldMergeJSON
+import Foundation
+
+extension AccessPolicy {
+    /// Reads a policy document (`Specs/http.md`):
+    ///
+    /// ```json
+    /// {"entities": {"tasks": {"write": ["editor"]}, "projects": {"write": ["admin"], "delete": []}},
+    ///  "default": {"write": ["*"]}}
+    /// ```
+    ///
+    /// Each rule has `write` and optionally `create`, `update`, `delete` (arrays of role
+    /// names). Every entity named must be in `schema`; unknown keys are errors.
+    ///
+    /// - Throws: ``DocumentError`` with the JSON path of the problem.
+    public static func decode(_ data: Data, schema: Schema) throws(DocumentError) -> AccessPolicy {
+        let document = try JSONValue.parse(data)
+        let top = try object(document, at: "$", keys: ["entities", "default"])
+        var entities: [String: Rule] = [:]
+        if let named = top["entities"] {
+            for (entity, value) in try object(named, at: "$.entities", keys: nil) {
+                let path = "$.entities.\(entity)"
+                guard schema.entities.contains(where: { $0.name == entity }) else {
+                    throw DocumentError(path: path, message: "the schema has no entity '\(entity)'")
+                }
+                entities[entity] = try rule(value, at: path)
+            }
+        }
+        return AccessPolicy(entities: entities, defaultRule: try top["default"].map { value throws(DocumentError) in try rule(value, at: "$.default") })
+    }
+
+    private static func rule(_ value: JSONValue, at path: String) throws(DocumentError) -> Rule {
+        let fields = try object(value, at: path, keys: ["write", "create", "update", "delete"])
+        func roles(_ key: String) throws(DocumentError) -> Set<String>? {
+            guard let value = fields[key] else { return nil }
+            guard case .array(let items) = value else { throw DocumentError(path: "\(path).\(key)", message: "expected an array of role names") }
+            var names: Set<String> = []
+            for (index, item) in items.enumerated() {
+                guard case .string(let name) = item, !name.isEmpty else {
+                    throw DocumentError(path: "\(path).\(key)[\(index)]", message: "expected a role name (a non-empty string)")
+                }
+                names.insert(name)
+            }
+            return names
+        }
+        guard let write = try roles("write") else { throw DocumentError(path: path, message: "a rule needs 'write' (an array of roles)") }
+        return Rule(write: write, create: try roles("create"), update: try roles("update"), delete: try roles("delete"))
+    }
+
+    /// The members of the object `value`, refusing keys outside `keys` (when given).
+    private static func object(_ value: JSONValue, at path: String, keys: Set<String>?) throws(DocumentError) -> [String: JSONValue] {
+        guard case .object(let members) = value else { throw DocumentError(path: path, message: "expected an object") }
+        if let keys, let unknown = members.keys.sorted().first(where: { !keys.contains($0) }) {
+            throw DocumentError(path: "\(path).\(unknown)", message: "unknown key; expected one of \(keys.sorted().joined(separator: ", "))")
+        }
+        return members
+    }
+}
