@@ -17,12 +17,14 @@ public enum SchemaDocument {
         recordStrategies: [String: any RecordMergeStrategy] = [:]
     ) throws(DocumentError) -> Schema {
         let reader = Reader(path: path, json)
-        try reader.allowOnly(["entities"])
+        try reader.allowOnly(["entities", "version"])
+        let version = try reader.has("version") ? try reader.integer("version") : 1
+        guard version >= 1, version <= Int64(Int32.max) else { throw reader.error("version", "a schema version is 1 or more") }
         let entities = try reader.array("entities").map { (entity) throws(DocumentError) -> Entity in
             try decodeEntity(entity, customStrategies: customStrategies, recordStrategies: recordStrategies)
         }
         do {
-            return try Schema(entities)
+            return try Schema(entities, version: Int(version))
         } catch {
             throw DocumentError(path: "\(path).entities", message: error.description)
         }
@@ -32,7 +34,7 @@ public enum SchemaDocument {
         _ reader: Reader, customStrategies: [String: FieldStrategy],
         recordStrategies: [String: any RecordMergeStrategy]
     ) throws(DocumentError) -> Entity {
-        try reader.allowOnly(["name", "fields", "defaultStrategy", "deletePolicy", "recordStrategy"])
+        try reader.allowOnly(["name", "fields", "defaultStrategy", "deletePolicy", "recordStrategy", "renamedFrom"])
         let name = try reader.string("name")
         let defaultStrategy = try reader.optionalString("defaultStrategy").map { (s) throws(DocumentError) in
             try strategy(s, at: reader.path + ".defaultStrategy", customStrategies)
@@ -54,11 +56,11 @@ public enum SchemaDocument {
         }
         return Entity(
             name, fields: fields, defaultStrategy: defaultStrategy, deletePolicy: policy,
-            recordStrategy: recordStrategy)
+            recordStrategy: recordStrategy, renamedFrom: try reader.optionalString("renamedFrom"))
     }
 
     private static func decodeField(_ reader: Reader, customStrategies: [String: FieldStrategy]) throws(DocumentError) -> Field {
-        try reader.allowOnly(["name", "type", "strategy", "references", "onDelete"])
+        try reader.allowOnly(["name", "type", "strategy", "references", "onDelete", "default", "renamedFrom"])
         let name = try reader.string("name")
         let typeName = try reader.string("type")
         let type: FieldType
@@ -83,7 +85,10 @@ public enum SchemaDocument {
         let strategy = try reader.optionalString("strategy").map { (s) throws(DocumentError) in
             try Self.strategy(s, at: reader.path + ".strategy", customStrategies)
         }
-        return Field(name, type, strategy: strategy)
+        let defaultValue = try reader.optional("default").map { (json) throws(DocumentError) in
+            try RecordDocument.decodeValue(json, type: type, path: reader.path + ".default")
+        } ?? .null
+        return Field(name, type, strategy: strategy, default: defaultValue, renamedFrom: try reader.optionalString("renamedFrom"))
     }
 
     private static func strategy(
@@ -96,7 +101,7 @@ public enum SchemaDocument {
 
     /// The JSON form of a schema (custom strategies by name).
     public static func encode(_ schema: Schema) -> JSONValue {
-        .object(["entities": .array(schema.entities.map { entity in
+        var document: [String: JSONValue] = ["entities": .array(schema.entities.map { entity in
             var object: [String: JSONValue] = [
                 "name": .string(entity.name),
                 "defaultStrategy": .string(entity.defaultStrategy.name),
@@ -104,8 +109,11 @@ public enum SchemaDocument {
                 "fields": .array(entity.fields.map(encodeField)),
             ]
             if let rule = entity.recordStrategy { object["recordStrategy"] = .string(rule.name) }
+            if let old = entity.renamedFrom { object["renamedFrom"] = .string(old) }
             return .object(object)
-        })])
+        })]
+        if schema.version != 1 { document["version"] = .integer(Int64(schema.version)) }
+        return .object(document)
     }
 
     private static func encodeField(_ field: Field) -> JSONValue {
@@ -115,6 +123,8 @@ public enum SchemaDocument {
             object["onDelete"] = .string(action.rawValue)
         }
         if let strategy = field.strategy { object["strategy"] = .string(strategy.name) }
+        if field.defaultValue != .null { object["default"] = RecordDocument.encodeValue(field.defaultValue) }
+        if let old = field.renamedFrom { object["renamedFrom"] = .string(old) }
         return .object(object)
     }
 }

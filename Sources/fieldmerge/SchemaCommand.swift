@@ -1,0 +1,44 @@
+import ArgumentParser
+import FieldMerge
+import FieldMergeJSON
+import Foundation
+
+/// `fieldmerge schema diff OLD NEW`: what moving a data set from one schema file to another
+/// changes, and whether stores and servers make each change on their own (Specs/schema.md).
+struct SchemaCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "schema", abstract: "Work with schema files.", subcommands: [Diff.self])
+
+    struct Diff: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "List the changes from one schema file to another and whether each migrates on its own.",
+            discussion: "Exit code 0 when every change is safe (or there is none), 1 when one is not, 2 for a bad file.")
+
+        @Argument(help: "The schema file of the version before.") var old: String
+        @Argument(help: "The schema file of the new version.") var new: String
+
+        func run() throws {
+            let (before, after) = (try Self.load(old), try Self.load(new))
+            let changes = SchemaOutline(before).changes(to: SchemaOutline(after))
+            print("schema version \(before.version) -> \(after.version): \(changes.isEmpty ? "no changes" : "\(changes.count) changes")")
+            for change in changes { print("  \(change.isSafe ? "safe  " : "UNSAFE") \(change)") }
+            var problems: [String] = []
+            if !changes.isEmpty && after.version <= before.version { problems.append("a changed schema needs a higher version") }
+            if changes.contains(where: { !$0.isSafe }) { problems.append("unsafe changes are refused by stores and servers") }
+            for problem in problems { print("not migratable: \(problem)") }
+            if !problems.isEmpty { throw ExitCode(1) }
+        }
+
+        static func load(_ file: String) throws -> Schema {
+            do {
+                guard let data = FileManager.default.contents(atPath: file) else {
+                    throw DocumentError(path: file, message: "cannot read the file")
+                }
+                return try SchemaDocument.decode(JSONValue.parse(data))
+            } catch let error as DocumentError {
+                FileHandle.standardError.write(Data("fieldmerge schema diff: bad schema file \(file): \(error)\n".utf8))
+                throw ExitCode(2)
+            }
+        }
+    }
+}
