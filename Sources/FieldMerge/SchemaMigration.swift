@@ -38,3 +38,11 @@ public enum SchemaMigration {
         return changes
     }
 }
+
+extension Stamp {
+    /// The stamp of a field's default value in records that existed when the field was
+    /// added: clock 0, older than any edit, so every real edit wins over it; replica 1, so
+    /// that it is not ``none``, which on the wire means "no stamp" (a server stamps such a
+    /// field itself).
+    public static let schemaDefault = Stamp(clock: 0, replica: ReplicaID(1))
+}

@@ -191,7 +191,7 @@ struct BlobGrowth {
 
     func stamps(_ bytes: [UInt8], entity: String, id: Int64) throws -> [UInt8] {
         var stamps = try bytes.withUnsafeBytes { (raw) throws(RecordCodingError) in try RecordCoding.decodeStamps(raw, count: before.fields.count) }
-        stamps += Array(repeating: Stamp.none, count: added.count)
+        stamps += Array(repeating: Stamp.schemaDefault, count: added.count)
         var out: [UInt8] = []
         RecordCoding.encodeStamps(stamps, into: &out)
         return out
@@ -203,7 +203,7 @@ struct BlobGrowth {
         }
         var grown = Record(
             entity: after.name, id: id, values: record.values + added.map(\.defaultValue),
-            stamps: record.stamps + Array(repeating: Stamp.none, count: added.count))
+            stamps: record.stamps + Array(repeating: Stamp.schemaDefault, count: added.count))
         grown.tombstone = record.tombstone
         var out: [UInt8] = []
         RecordCoding.encodeAncestor(grown, revision: revision, entity: after, into: &out)

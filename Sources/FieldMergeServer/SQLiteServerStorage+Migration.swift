@@ -118,7 +118,7 @@ struct ServerMigration {
                 Result { () throws(RecordCodingError) in try RecordCoding.decodeStamps(raw, count: oldCount) }
             }
             guard case .success(var stamps) = decoded else { throw SQLiteError.damagedServerRow(entity.name, id) }
-            stamps += Array(repeating: Stamp.none, count: count)
+            stamps += Array(repeating: Stamp.schemaDefault, count: count)
             var encoded: [UInt8] = []
             RecordCoding.encodeStamps(stamps, into: &encoded)
             try update.bind(encoded, at: 1)

@@ -10,7 +10,7 @@ final class Device {
     static let firstReplica: UInt64 = 0xD000
     let index: Int
     let path: String
-    let schema: Schema
+    private(set) var schema: Schema
     let wall: ManualWallClock
     /// How far this device's wall clock is off, in milliseconds.
     let skew: Int64
@@ -46,11 +46,17 @@ final class Device {
     }
 
     /// Closes the store as a killed app would leave it, and opens the file again.
-    func reopen() async throws {
+    /// With `schema`, a newer version: the store migrates the file as it opens.
+    /// - Returns: What the migration changed.
+    @discardableResult
+    func reopen(schema newSchema: Schema? = nil) async throws -> [SchemaChange] {
         await client.withStore { $0.database.close() }
+        if let newSchema { schema = newSchema }
         let store = try Store(.file(path: path), schema: schema, wall: wall)
+        let migrations = store.migrations
         client = SyncClient(store: store, transport: transport, batchSize: Simulation.pageSize)
         await client.setApplyHook(crashSwitch.hook)
+        return migrations
     }
 
     /// Syncs until a sync completes, retrying after every failure (a lost request or answer,

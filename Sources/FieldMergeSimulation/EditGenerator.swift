@@ -41,8 +41,8 @@ struct Edit: Sendable {
 /// take a share of them), counter increments, set additions, max raises, creates of small
 /// trees whose foreign keys point at other new records, and cascading deletes.
 struct EditGenerator: Sendable {
-    let schema: Schema
-    let roles: [[FieldRole]]
+    private(set) var schema: Schema
+    private(set) var roles: [[FieldRole]]
     let device: Int
     let exempt: Bool
     /// Delete records that others reference (cascading), and reference any record (the
@@ -57,7 +57,7 @@ struct EditGenerator: Sendable {
     var random: SplitMix64
     private var serial = 0
     /// Fields by role, as (entity, field) pairs.
-    private let byRole: [FieldRoleKey: [(Int, Int)]]
+    private var byRole: [FieldRoleKey: [(Int, Int)]] = [:]
 
     enum FieldRoleKey: Hashable { case lastEditWins, counter, union, max }
 
@@ -70,6 +70,14 @@ struct EditGenerator: Sendable {
         self.device = device
         self.exempt = exempt
         random = SplitMix64(seed: seed)
+        adopt(schema)
+    }
+
+    /// Edits by `schema` from now on (a newer version after an upgrade: new fields are
+    /// edited too).
+    mutating func adopt(_ schema: Schema) {
+        self.schema = schema
+        roles = FieldRole.roles(schema)
         var byRole: [FieldRoleKey: [(Int, Int)]] = [:]
         for (entity, fields) in roles.enumerated() {
             for (field, role) in fields.enumerated() {

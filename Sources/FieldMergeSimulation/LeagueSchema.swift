@@ -16,6 +16,21 @@ public enum LeagueSchema {
         do { return try Schema(entities) } catch { fatalError("LeagueSchema is invalid: \(error)") }
     }()
 
+    /// Version 2, which `simulate --upgrade` moves the server and every device to half way:
+    /// `venues.city` renamed `town`, `teams.fans` (a counter, default 100) and
+    /// `players.nickname` (text, default "rookie") added (Specs/simulation.md).
+    public static let upgraded: Schema = {
+        var entities = LeagueSchema.entities
+        func change(_ name: String, _ body: (inout Entity) -> Void) {
+            let index = entities.firstIndex { $0.name == name }!
+            body(&entities[index])
+        }
+        change("venues") { $0.fields[1] = Field("town", .text, renamedFrom: "city") }
+        change("teams") { $0.fields.append(Field("fans", .integer, strategy: .counter, default: .integer(100))) }
+        change("players") { $0.fields.append(Field("nickname", .text, default: .text("rookie"))) }
+        do { return try Schema(entities, version: 2) } catch { fatalError("LeagueSchema.upgraded is invalid: \(error)") }
+    }()
+
     /// The custom strategy on `teams.bestScore`: the larger integer wins (null is smallest).
     public static let highScore = FieldStrategy.custom("highScore") { input in
         Value.precedes(input.local, input.remote) ? input.remote : input.local

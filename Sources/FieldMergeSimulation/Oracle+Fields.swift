@@ -10,7 +10,8 @@ extension Check {
         let name = "\(entity.name) \(key.id)"
         for (field, role) in roles[key.entity].enumerated() {
             let writes = edits.filter { $0.field == field }
-            guard creations[key] != nil || !writes.isEmpty else { continue }
+            let added = field >= start.added  // added by a later schema version: default, Stamp.schemaDefault
+            guard creations[key] != nil || !writes.isEmpty || added else { continue }
             result.fields += 1
             let value = final.values[field], label = "\(name).\(entity.fields[field].name)"
             let initialValue = start.values[field]
@@ -34,7 +35,7 @@ extension Check {
                 for write in writes where Value.precedes(expected, write.value) { expected = write.value }
                 if value != expected { result.fail("\(label) is \(value), expected \(expected) (max of \(writes.count) writes)") }
             case .lastEditWins:
-                let candidates = [Write(stamp: start.stamp, value: initialValue, exempt: start.exempt, base: .none)]
+                let candidates = [Write(stamp: added ? .schemaDefault : start.stamp, value: initialValue, exempt: start.exempt, base: .none)]
                     + writes.map { Write(stamp: $0.stamp, value: $0.value, exempt: $0.exempt, base: $0.base) }
                 checkNewestWins(label, value: value, stamp: final.stamps[field], writes: candidates)
             }

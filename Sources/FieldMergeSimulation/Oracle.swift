@@ -34,12 +34,22 @@ public struct OracleResult: Sendable, Equatable {
 ///   every member added; a `max` field holds the largest value written.
 struct Oracle: Sendable {
     let seed: SeedData
-    let roles: [[FieldRole]]
+    /// The schema the data ends in (``LeagueSchema/upgraded`` after an upgrade), and its roles.
+    private(set) var schema: Schema
+    private(set) var roles: [[FieldRole]]
     private(set) var edits: [Edit] = []
 
     init(seed: SeedData) {
         self.seed = seed
+        schema = seed.schema
         roles = FieldRole.roles(seed.schema)
+    }
+
+    /// Judges by a newer version of the schema: records made before it hold the new fields'
+    /// defaults under `Stamp.schemaDefault`.
+    mutating func adopt(_ schema: Schema) {
+        self.schema = schema
+        roles = FieldRole.roles(schema)
     }
 
     mutating func record(_ new: [Edit]) { edits += new }
@@ -90,7 +100,7 @@ struct Check {
     var fieldEdits: [Key: [Edit]] = [:]
     var present: [Set<Int64>] = []
     var fates: [Key: Oracle.Fate] = [:]
-    var schema: Schema { oracle.seed.schema }
+    var schema: Schema { oracle.schema }
 
     init(oracle: Oracle, idMaps: [[String: [Int64: Int64]]], refuses: (@Sendable (Int, String, Int64) -> Bool)?) {
         self.oracle = oracle
@@ -152,11 +162,19 @@ struct Check {
 
     var roles: [[FieldRole]] { oracle.roles }
 
-    /// The values a record was created or seeded with; nil for a record nobody made.
-    func initial(_ key: Key) -> (values: ContiguousArray<Value>, stamp: Stamp, exempt: Bool, device: Int?)? {
-        if let creation = creations[key] { return (creation.values, creation.stamp, creation.exempt, creation.device) }
+    /// The values a record was created or seeded with; nil for a record nobody made. Fields
+    /// a later schema version added hold their defaults from `added` on (stamped zero).
+    func initial(_ key: Key) -> (values: ContiguousArray<Value>, stamp: Stamp, exempt: Bool, device: Int?, added: Int)? {
+        let fields = schema.entities[key.entity].fields
+        func padded(_ values: ContiguousArray<Value>) -> ContiguousArray<Value> {
+            values + fields[min(values.count, fields.count)...].map(\.defaultValue)
+        }
+        if let creation = creations[key] {
+            return (padded(creation.values), creation.stamp, creation.exempt, creation.device, creation.values.count)
+        }
         guard key.id >= 1, key.id <= Int64(oracle.seed.counts[key.entity]) else { return nil }
-        return (oracle.seed.values(entity: key.entity, id: key.id), Stamp(milliseconds: oracle.seed.start, replica: SeedData.replica), false, nil)
+        let values = oracle.seed.values(entity: key.entity, id: key.id)
+        return (padded(values), Stamp(milliseconds: oracle.seed.start, replica: SeedData.replica), false, nil, values.count)
     }
 
     /// What the rules say of `key`: gone when deleted (unless its entity's delete policy lets a

@@ -31,8 +31,8 @@ public struct WireMetrics: Sendable, Equatable {
 public actor ServerEndpoint: SyncTransport {
     private var server: RevisionServer?
     private let remote: (any SyncTransport)?
-    private let reopen: (@Sendable () throws -> RevisionServer)?
-    private let codec: WireCodec
+    private var reopen: (@Sendable () throws -> RevisionServer)?
+    private var codec: WireCodec
     public private(set) var metrics = WireMetrics()
 
     /// A server in this process; `reopen` opens it again from its file (for a restart).
@@ -91,6 +91,17 @@ public actor ServerEndpoint: SyncTransport {
         await old.close()
         server = nil
         server = try reopen()
+    }
+
+    /// Closes the server and opens its file with `open` from now on (a newer schema version:
+    /// the file migrates). - Returns: What the migration changed.
+    func upgrade(_ open: @escaping @Sendable () throws -> RevisionServer) async throws -> [SchemaChange] {
+        guard let old = server else { throw SimulationError("only a server in this process can be upgraded") }
+        await old.close()
+        server = nil
+        let upgraded = try open()
+        (server, reopen, codec) = (upgraded, open, WireCodec(schema: upgraded.schema))
+        return upgraded.migrations
     }
 
     /// Runs `body` with the in-process server; nil for a remote one.

@@ -13,13 +13,7 @@ extension Simulation {
         if let remote {
             endpoint = ServerEndpoint(remote: remote, schema: schema)
         } else {
-            let (file, schema, wall, mode, refusals) = (path("server.sqlite"), schema, serverWall, options.mode, options.refusals)
-            let open: @Sendable () throws -> RevisionServer = {
-                var serverOptions = RevisionServer.Options()
-                serverOptions.mode = mode
-                if refusals { serverOptions.authorize = RefusalRule.authorize }
-                return try RevisionServer(.file(path: file), schema: schema, options: serverOptions, wall: wall)
-            }
+            let open = serverOpener(schema)
             endpoint = ServerEndpoint(server: try open(), reopen: open)
         }
         let codec = WireCodec(schema: schema)
@@ -52,6 +46,28 @@ extension Simulation {
         }
     }
 
+    /// Opens the in-process server's file with `schema`.
+    func serverOpener(_ schema: Schema) -> @Sendable () throws -> RevisionServer {
+        let (file, wall, mode, refusals) = (path("server.sqlite"), serverWall, options.mode, options.refusals)
+        return {
+            var serverOptions = RevisionServer.Options()
+            serverOptions.mode = mode
+            if refusals { serverOptions.authorize = RefusalRule.authorize }
+            return try RevisionServer(.file(path: file), schema: schema, options: serverOptions, wall: wall)
+        }
+    }
+
+    /// The server and every device move to ``LeagueSchema/upgraded``: each file migrates as
+    /// it opens, unsent changes and captured plain-SQL writes in it.
+    func upgrade() async throws {
+        let next = LeagueSchema.upgraded
+        report.upgradeChanges = try await endpoint.upgrade(serverOpener(next)).map(\.description)
+        schema = next
+        for device in devices where !(try await device.reopen(schema: next)).isEmpty { report.upgradedDevices += 1 }
+        for index in generators.indices { generators[index].adopt(next) }
+        oracle.adopt(next)
+    }
+
     /// Every device is a copy of the seed snapshot opened as a new replica.
     func makeDevices() async throws {
         for index in 0..<options.devices {
@@ -80,6 +96,7 @@ extension Simulation {
     func runRound(_ round: Int) async throws {
         now += 10_000
         serverWall.set(milliseconds: now)
+        if options.upgrade, round == max(1, options.rounds / 3), await endpoint.isLocal { try await upgrade() }
         var restarted = false
         if options.faults.restart, round == options.rounds / 2, await endpoint.isLocal {
             try await endpoint.restart()

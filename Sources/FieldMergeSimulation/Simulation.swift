@@ -22,7 +22,8 @@ public final class Simulation {
     public typealias Progress = @Sendable (_ phase: String, _ done: Int, _ total: Int) -> Void
 
     let options: SimulationOptions
-    let schema = LeagueSchema.schema
+    /// The league schema; ``LeagueSchema/upgraded`` after an upgrade.
+    var schema = LeagueSchema.schema
     let remote: (any SyncTransport)?
     let progress: Progress?
     let ledger = FaultLedger()

@@ -31,6 +31,9 @@ public struct SimulationOptions: Sendable {
     /// Every `plainSQLEvery`-th device (index % n == n - 1) writes its field updates with
     /// plain SQL through a second connection to its file; 0: none.
     public var plainSQLEvery = 3
+    /// A third of the way through the rounds, the in-process server and every device move to
+    /// ``LeagueSchema/upgraded`` (version 2), migrating their files with unsent changes in them.
+    public var upgrade = false
     public init() {}
 }
 
@@ -50,6 +53,8 @@ public struct SimulationReport: Sendable {
     public var edits: [String: Int] = [:]
     /// Field edits written with plain SQL through a second connection.
     public var plainSQLEdits = 0
+    /// With `upgrade`: what the server's migration changed, and how many device files migrated.
+    public var upgradeChanges: [String] = [], upgradedDevices = 0
     public var syncs = 0, failedAttempts = 0
     public var wire = WireMetrics()
     public var conflicts: [ConflictKind: Int] = [:]
@@ -81,6 +86,10 @@ public struct SimulationReport: Sendable {
         out.append("edits: " + edits.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
         out.append("plain SQL: \(plainSQLEdits) field edits through a second connection, captured by the store; "
             + "refused by the server's rule: \(oracle.refusedEdits) edits, \(oracle.keptAside) records kept aside and accounted for, then discarded")
+        if o.upgrade {
+            out.append("upgrade to schema version 2: server file \(upgradeChanges.isEmpty ? "unchanged" : upgradeChanges.joined(separator: "; ")); "
+                + "\(upgradedDevices) device files migrated")
+        }
         out.append("delete policies: \(oracle.broughtBack) records deleted while another device edited them came back, \(oracle.deletedDespiteEdits) stayed deleted")
         out.append("syncs: \(syncs) completed, \(failedAttempts) failed attempts retried; requests \(wire.requests) (\(wire.rejected) refused as unreadable)")
         out.append("wire: up \(mb(wire.rawBytesUp)) raw / \(mb(wire.gzipBytesUp)) gzip; down \(mb(wire.rawBytesDown)) raw / \(mb(wire.gzipBytesDown)) gzip")

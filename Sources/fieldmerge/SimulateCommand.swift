@@ -39,6 +39,8 @@ struct SimulateCommand: AsyncParsableCommand {
     var refusals = true
     @Option(help: "Every Nth device writes its field updates with plain SQL through a second connection (0: none).")
     var plainSQLEvery = 3
+    @Flag(help: "A third of the way through, move the server and every device to schema version 2 (their files migrate).")
+    var upgrade = false
 
     func run() async throws {
         var options = SimulationOptions()
@@ -50,6 +52,8 @@ struct SimulateCommand: AsyncParsableCommand {
         options.refusals = refusals
         guard plainSQLEvery >= 0 else { throw ValidationError("--plain-sql-every: 0 or more") }
         options.plainSQLEvery = plainSQLEvery
+        if upgrade && server != nil { throw ValidationError("--upgrade needs the server in this process (no --server)") }
+        options.upgrade = upgrade
         if rateSpec != nil && !faults { throw ValidationError("a rate spec needs --faults") }
         if faults { options.faults = try FaultRates(spec: rateSpec ?? "") }
         guard let mode = RevisionServer.Mode(rawValue: mode) else { throw ValidationError("--mode: strict or merge") }

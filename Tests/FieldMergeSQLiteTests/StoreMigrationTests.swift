@@ -47,7 +47,7 @@ import Testing
         ])
         // Existing records get the default, stamped older than any edit; edits stay pending.
         let list = try #require(try store.record("lists", id: 1))
-        #expect(list.values == [.text("Home"), .text("blue")] && list.stamps[1] == .none)
+        #expect(list.values == [.text("Home"), .text("blue")] && list.stamps[1] == .schemaDefault)
         let milk = try #require(try store.record("tasks", id: 1))
         #expect(milk.values == [.text("Oat milk"), .integer(1), .integer(0), .null])
         #expect(try store.pendingFields("tasks", id: 1) == FieldMask([0]))

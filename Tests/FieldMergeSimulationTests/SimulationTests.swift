@@ -121,6 +121,20 @@ import Testing
         #expect(report.oracle.refusedEdits == 0 && report.oracle.keptAside == 0 && report.plainSQLEdits == 0)
     }
 
+    /// Issue #11's proof: a third of the way through, the server and every device move to
+    /// schema version 2 (a renamed field, a new counter and a new text field with defaults),
+    /// their files migrating with unsent changes in them; with faults, nothing is lost.
+    @Test func anUpgradeMidRun_convergesAndLosesNothing() async throws {
+        var options = Self.small(seed: 12)
+        options.upgrade = true
+        let report = try await Simulation(options: options).run()
+        #expect(report.passed, "\(report.rendered())")
+        #expect(report.upgradeChanges == [
+            "rename field venues.city to town", "add field teams.fans", "add field players.nickname",
+        ])
+        #expect(report.upgradedDevices == options.devices)
+    }
+
     @Test func faultSpecs_parse() throws {
         #expect(try FaultRates(spec: "") == .standard)
         let one = try FaultRates(spec: "0.2")
