@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "FieldMergeWorkload", targets: ["FieldMergeWorkload"]),
         .library(name: "FieldMergeSyncHTTP", targets: ["FieldMergeSyncHTTP"]),
         .library(name: "FieldMergeServerHTTP", targets: ["FieldMergeServerHTTP"]),
+        .library(name: "FieldMergeServerPostgres", targets: ["FieldMergeServerPostgres"]),
         .library(name: "FieldMergeSimulation", targets: ["FieldMergeSimulation"]),
         .executable(name: "fieldmerge", targets: ["fieldmerge"]),
     ],
@@ -25,6 +26,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         // The merge core: pure Swift, no Foundation, no I/O.
@@ -62,6 +64,17 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // The server's storage on PostgreSQL, so several server processes can serve one data
+        // set. Server side only: no app-facing module depends on it.
+        .target(
+            name: "FieldMergeServerPostgres",
+            dependencies: [
+                "FieldMerge", "FieldMergeSQLite", "FieldMergeProtocol", "FieldMergeServer",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: [.enableUpcomingFeature("NonisolatedNonsendingByDefault")]
+        ),
         // `fieldmerge simulate`: devices, faults, oracle. Transport-agnostic (no HTTP here).
         .target(
             name: "FieldMergeSimulation",
@@ -71,7 +84,7 @@ let package = Package(
             name: "fieldmerge",
             dependencies: [
                 "FieldMerge", "FieldMergeJSON", "FieldMergeWorkload", "FieldMergeSQLite", "FieldMergeProtocol", "FieldMergeSync",
-                "FieldMergeServer", "FieldMergeSyncHTTP", "FieldMergeServerHTTP", "FieldMergeSimulation",
+                "FieldMergeServer", "FieldMergeSyncHTTP", "FieldMergeServerHTTP", "FieldMergeServerPostgres", "FieldMergeSimulation",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -88,6 +101,13 @@ let package = Package(
                 "FieldMergeServerHTTP", "FieldMergeJSON",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "InMemoryLogging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "FieldMergeServerPostgresTests",
+            dependencies: [
+                "FieldMerge", "FieldMergeSQLite", "FieldMergeProtocol", "FieldMergeSync", "FieldMergeServer",
+                "FieldMergeServerPostgres", .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
         .testTarget(

@@ -1,0 +1,102 @@
+import FieldMerge
+import FieldMergeProtocol
+@testable import FieldMergeServer
+@testable import FieldMergeServerPostgres
+import Testing
+
+@Suite(.enabled(if: PostgresTestEnvironment.shouldRun, "FIELDMERGE_POSTGRES_URL is not set: PostgreSQL suite skipped (Scripts/with-postgres swift test runs it)"))
+struct PostgresRevisionTests {
+    let schema: Schema
+    init() throws { schema = try postgresSchema() }
+
+    @Test func retriedRequest_getsTheStoredReply_fromEitherServer() async throws {
+        try await PostgresTestDatabase.with { database in
+            let a = try await database.server(schema), b = try await database.server(schema)
+            let request = SyncRequest(maxRevision: 0, changeSets: [createList("Home")], clientID: "phone", requestID: "r1")
+            let first = try await a.handle(request)
+            #expect(revisions(first.changeSets) == [1])
+            #expect(try await a.handle(request) == first)
+            #expect(try await b.handle(request) == first)
+            // Nothing was applied twice.
+            let state = try await b.handle(SyncRequest(maxRevision: 0, changeSets: []))
+            #expect(state.maxRevision == 1)
+            #expect(revisions(state.changeSets) == [1])
+        }
+    }
+
+    @Test func catchUpInPages_endsOnRevisionBoundariesWithEveryRecordOnce() async throws {
+        try await PostgresTestDatabase.with { database in
+            let server = try await database.server(schema)
+            for n in 1...25 {
+                let response = try await server.handle(SyncRequest(maxRevision: Int64(n - 1), changeSets: [createList("list \(n)")]))
+                #expect(response.maxRevision == Int64(n))
+            }
+            var seen: [Int64] = [], revision: Int64 = 0, pages = 0
+            while true {
+                let page = try await server.handle(SyncRequest(maxRevision: revision, changeSets: [], limit: 4))
+                pages += 1
+                seen += revisions(page.changeSets)
+                #expect(page.maxRevision > revision)
+                revision = page.maxRevision
+                if !page.hasMore { break }
+            }
+            #expect(seen == Array(1...25))
+            #expect(revision == 25)
+            #expect(pages == 7)
+        }
+    }
+
+    @Test func twoServersOnOneDataSet_interleaveWritesWithoutGapsOrDuplicates() async throws {
+        try await PostgresTestDatabase.with { database in
+            let servers = [try await database.server(schema), try await database.server(schema, replica: ReplicaID(0x5E_5F))]
+            let perServer = 12
+            let assigned = try await withThrowingTaskGroup(of: [Int64].self) { group in
+                for (index, server) in servers.enumerated() {
+                    group.addTask {
+                        var mine: [Int64] = []
+                        for n in 0..<perServer {
+                            let request = SyncRequest(maxRevision: 0, changeSets: [createList("server \(index) #\(n)")], limit: 1)
+                            let response = try await server.handle(request)
+                            mine += revisions(Array(response.changeSets.suffix(1)))
+                        }
+                        return mine
+                    }
+                }
+                var all: [Int64] = []
+                for try await mine in group {
+                    #expect(mine.count == perServer)
+                    #expect(mine == mine.sorted())
+                    all += mine
+                }
+                return all
+            }
+            let total = Int64(2 * perServer)
+            #expect(assigned.sorted() == Array(1...total))
+            let views = try await servers.asyncMap { try await $0.handle(SyncRequest(maxRevision: 0, changeSets: [])) }
+            #expect(views[0] == views[1])
+            #expect(views[0].maxRevision == total)
+            #expect(revisions(views[0].changeSets).sorted() == Array(1...total))
+            let ids = views[0].changeSets.flatMap { $0.entities.flatMap { $0.records.map(\.id) } }
+            #expect(ids.sorted() == Array(1...total))
+        }
+    }
+
+    @Test func anotherSchema_isRefusedAsASchemaMismatch() async throws {
+        try await PostgresTestDatabase.with { database in
+            _ = try await database.server(schema)
+            let other = try Schema([Entity("lists", fields: [Field("name", .text), Field("color", .integer)])])
+            let error = await #expect(throws: ServerError.self) { _ = try await database.server(other) }
+            #expect(error?.code == .schemaMismatch)
+            #expect(error?.message.contains("color") == true)
+        }
+    }
+}
+
+extension Array {
+    /// The results of `transform` on each element, one after another.
+    func asyncMap<T>(_ transform: (Element) async throws -> T) async rethrows -> [T] {
+        var results: [T] = []
+        for element in self { results.append(try await transform(element)) }
+        return results
+    }
+}
