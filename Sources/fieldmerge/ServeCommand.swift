@@ -7,6 +7,7 @@ import FieldMergeSimulation
 import FieldMergeSync
 import FieldMergeProtocol
 import FieldMergeServer
+import FieldMergeServerPostgres
 import Foundation
 import ServiceLifecycle
 import Synchronization
@@ -16,12 +17,13 @@ struct ServeCommand: AsyncParsableCommand {
         commandName: "serve",
         abstract: "Serves POST /sync for a RevisionServer over HTTP.",
         discussion: """
-            Opens (or creates) the server's SQLite database (--db) and serves the revision \
-            protocol on http://HOST:PORT/sync, plus GET /health (Specs/http.md). Prints one \
-            line with the address once listening; logs each sync on standard error. SIGINT or \
-            SIGTERM stops accepting connections and lets requests in flight finish (each is one \
-            SQLite transaction). Exit codes: 2 for a bad schema file, 1 when the database \
-            cannot be opened or the address cannot be bound.
+            Opens (or creates) the server's SQLite database (--db), or its data set in \
+            PostgreSQL (--postgres, which several serve processes can share), and serves the \
+            revision protocol on http://HOST:PORT/sync, plus GET /health (Specs/http.md). Prints \
+            one line with the address once listening; logs each sync on standard error. SIGINT \
+            or SIGTERM stops accepting connections and lets requests in flight finish (each is \
+            one transaction). Exit codes: 2 for a bad schema file, 1 when the database cannot \
+            be opened or the address cannot be bound.
             """
     )
 
@@ -34,7 +36,13 @@ struct ServeCommand: AsyncParsableCommand {
     var port: Int = 8080
 
     @Option(help: "The server's SQLite database, created when missing.")
-    var db: String
+    var db: String?
+
+    @Option(help: "Keep the data set in PostgreSQL instead of SQLite: postgres://user:password@host:port/database?sslmode=disable (several serve processes may share it).")
+    var postgres: String?
+
+    @Option(help: "The PostgreSQL schema of the data set (default: the URL's schema parameter, else public).")
+    var postgresSchema: String?
 
     @Option(help: "strict (a stale change set is a conflict, as in the case study) or merge.")
     var mode: Mode = .strict
@@ -50,40 +58,73 @@ struct ServeCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be within 0...65535") }
+        guard (db == nil) != (postgres == nil) else { throw ValidationError("give either --db FILE or --postgres URL") }
+        if postgres == nil, postgresSchema != nil { throw ValidationError("--postgres-schema needs --postgres") }
+        if postgres != nil, durable { throw ValidationError("--durable is for SQLite; PostgreSQL's durability is its own settings'") }
+        if let postgres {
+            do { _ = try PostgresURL(postgres) } catch { throw ValidationError("--postgres: \(error)") }
+        }
     }
 
     func run() async throws {
         let schema = try loadSchema()
         var options = RevisionServer.Options()
         options.mode = mode.serverMode
-        let server: RevisionServer
-        do {
-            var database = Database.Options()
-            database.durableAcrossPowerLoss = durable
-            server = try RevisionServer(.file(path: db), schema: schema, options: options, database: database)
-        } catch {
-            Self.fail("cannot open the database \(db): \(error)")
-            throw ExitCode(1)
-        }
+        let (server, connector, location) = try await openServer(schema: schema, options: options)
         let listening = Mutex(false)
-        let (db, mode) = (db, mode)
+        let mode = mode
         let http = SyncHTTPServer(
             server: server, configuration: .init(host: host, port: port),
             onListening: { host, port in
             listening.withLock { $0 = true }
             // Written unbuffered: a script waiting for this line sees it at once.
-            let line = "fieldmerge serve: listening on http://\(host):\(port)/sync (database \(db), \(mode.rawValue) mode)\n"
+            let line = "fieldmerge serve: listening on http://\(host):\(port)/sync (database \(location), \(mode.rawValue) mode)\n"
             FileHandle.standardOutput.write(Data(line.utf8))
         })
         let group = ServiceGroup(services: [http], gracefulShutdownSignals: [.sigterm, .sigint], logger: http.logger)
         do {
             try await group.run()
+            await connector?.shutdown()
         } catch {
+            await connector?.shutdown()
             if listening.withLock({ $0 }) {
                 Self.fail("stopped on an error: \(error)")
             } else {
                 Self.fail("cannot listen on \(host):\(port): \(error)")
             }
+            throw ExitCode(1)
+        }
+    }
+
+    /// The server on SQLite (`--db`) or PostgreSQL (`--postgres`), the PostgreSQL connector to
+    /// shut down at the end, and what to call the database; exits with code 1 when it cannot open.
+    private func openServer(
+        schema: Schema, options: RevisionServer.Options
+    ) async throws -> (RevisionServer, PostgresConnector?, String) {
+        if let postgres {
+            let url: PostgresURL
+            do { url = try PostgresURL(postgres) } catch {
+                Self.fail("\(error)")
+                throw ExitCode(1)
+            }
+            let connector = PostgresConnector(url)
+            do {
+                let storage = try PostgresServerStorage(connector, schema: postgresSchema)
+                let server = try await RevisionServer(storage: storage, schema: schema, options: options)
+                return (server, connector, "\(url.description.split(separator: "?")[0]) schema \(postgresSchema ?? url.schema)")
+            } catch {
+                await connector.shutdown()
+                Self.fail("cannot open the PostgreSQL data set: \(error)")
+                throw ExitCode(1)
+            }
+        }
+        let db = db ?? ""
+        do {
+            var database = Database.Options()
+            database.durableAcrossPowerLoss = durable
+            return (try RevisionServer(.file(path: db), schema: schema, options: options, database: database), nil, db)
+        } catch {
+            Self.fail("cannot open the database \(db): \(error)")
             throw ExitCode(1)
         }
     }
