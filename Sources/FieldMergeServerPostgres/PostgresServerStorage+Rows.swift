@@ -18,7 +18,7 @@ extension PostgresServerStorage {
         let table = table(entity)
         var binds = PostgresBindings(capacity: table.columns.count)
         binds.append(row.record.id)
-        for value in row.record.values { Self.bind(value, into: &binds) }
+        for value in row.record.values { try Self.bind(value, into: &binds) }
         var stamps: [UInt8] = []
         RecordCoding.encodeStamps(row.record.stamps, into: &stamps)
         binds.append(ByteBuffer(bytes: stamps))
@@ -98,16 +98,30 @@ extension PostgresServerStorage {
 
     /// Binds a field value as its column holds it: dates as integer milliseconds, text sets
     /// as `text[]`, blobs as `bytea`.
-    static func bind(_ value: Value, into binds: inout PostgresBindings) {
+    ///
+    /// - Throws: ``FieldMergeServer/ServerError/Code/badRequest`` for text holding U+0000.
+    static func bind(_ value: Value, into binds: inout PostgresBindings) throws(ServerError) {
         switch value {
         case .null: binds.appendNull()
         case .integer(let v), .date(let v): binds.append(v)
         case .real(let v): binds.append(v)
-        case .text(let v): binds.append(v)
+        case .text(let v): binds.append(try storable(v))
         case .bool(let v): binds.append(v)
         case .blob(let v): binds.append(ByteBuffer(bytes: v))
-        case .textSet(let v): binds.append(v.elements)
+        case .textSet(let v):
+            for member in v { _ = try storable(member) }
+            binds.append(v.elements)
         }
+    }
+
+    /// `text` itself when PostgreSQL can store it. Its text type cannot hold U+0000 (SQLite's
+    /// can): such a value is refused as a bad request, not as a storage failure that the
+    /// client would retry for ever.
+    static func storable(_ text: String) throws(ServerError) -> String {
+        guard !text.utf8.contains(0) else {
+            throw ServerError(.badRequest, "PostgreSQL cannot store text holding the character U+0000")
+        }
+        return text
     }
 
     /// The value of a `type` field in `cell`; nil when the column holds something else.

@@ -81,6 +81,43 @@ struct PostgresRevisionTests {
         }
     }
 
+    @Test func serversOpeningANewDataSetTogether_createItOnce() async throws {
+        try await PostgresTestDatabase.with { database in
+            let (url, schema) = (database.url, schema)
+            let opened = try await withThrowingTaskGroup(of: Int64.self) { group in
+                for index in 0..<3 {
+                    group.addTask {
+                        let connector = PostgresConnector(url)
+                        do {
+                            let server = try await RevisionServer(storage: try PostgresServerStorage(connector), schema: schema)
+                            let response = try await server.handle(SyncRequest(maxRevision: 0, changeSets: [createList("from \(index)")]))
+                            await connector.shutdown()
+                            return response.maxRevision
+                        } catch {
+                            await connector.shutdown()
+                            throw error
+                        }
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(opened.sorted() == [1, 2, 3])
+        }
+    }
+
+    @Test func textHoldingNUL_isABadRequest_andChangesNothing() async throws {
+        try await PostgresTestDatabase.with { database in
+            let server = try await database.server(schema)
+            let error = await #expect(throws: ServerError.self) {
+                _ = try await server.handle(SyncRequest(maxRevision: 0, changeSets: [createList("a\u{0}b")]))
+            }
+            #expect(error?.code == .badRequest)
+            let after = try await server.handle(SyncRequest(maxRevision: 0, changeSets: [createList("fine")]))
+            #expect(after.maxRevision == 1)
+            #expect(revisions(after.changeSets) == [1])
+        }
+    }
+
     @Test func anotherSchema_isRefusedAsASchemaMismatch() async throws {
         try await PostgresTestDatabase.with { database in
             _ = try await database.server(schema)
