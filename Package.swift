@@ -106,7 +106,7 @@ let package = Package(
         .testTarget(
             name: "FieldMergeServerPostgresTests",
             dependencies: [
-                "FieldMerge", "FieldMergeSQLite", "FieldMergeProtocol", "FieldMergeSync", "FieldMergeServer",
+                "FieldMerge", "FieldMergeSQLite", "FieldMergeProtocol", "FieldMergeSync", "FieldMergeServer", "FieldMergeJSON",
                 "FieldMergeServerPostgres", .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),

@@ -62,20 +62,28 @@ final class PostgresTestDatabase {
         return try await RevisionServer(storage: try PostgresServerStorage(connector), schema: schema, options: options, replica: replica, wall: wall)
     }
 
-    /// Stops the servers' pools and drops the schema with everything in it.
-    private func drop() async throws {
-        for connector in connectors { await connector.shutdown() }
-        connectors = []
+    /// Runs `sql` with `values` as its bind parameters on a connection of its own, outside
+    /// the servers (seeding what a test needs).
+    func execute(_ sql: String, _ values: any PostgresDynamicTypeEncodable...) async throws {
+        var binds = PostgresBindings()
+        for value in values { binds.append(value) }
         let admin = PostgresConnector(url)
         do {
             try await admin.client.withConnection { connection in
-                _ = try await connection.query(PostgresQuery(unsafeSQL: "DROP SCHEMA IF EXISTS \"\(url.schema)\" CASCADE"), logger: admin.logger)
+                _ = try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: admin.logger)
             }
         } catch {
             await admin.shutdown()
             throw error
         }
         await admin.shutdown()
+    }
+
+    /// Stops the servers' pools and drops the schema with everything in it.
+    private func drop() async throws {
+        for connector in connectors { await connector.shutdown() }
+        connectors = []
+        try await execute("DROP SCHEMA IF EXISTS \"\(url.schema)\" CASCADE")
     }
 }
 
