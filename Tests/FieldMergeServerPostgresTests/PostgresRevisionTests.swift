@@ -24,6 +24,34 @@ struct PostgresRevisionTests {
         }
     }
 
+    @Test func staleUpdate_isAConflictAnsweredWithTheTruth_andRolledBack() async throws {
+        try await PostgresTestDatabase.with { database in
+            let server = try await database.server(schema)
+            _ = try await server.handle(SyncRequest(maxRevision: 0, changeSets: [createList("first")]))
+            let current = try await server.handle(SyncRequest(maxRevision: 1, changeSets: [renameList(1, to: "second", at: 1)]))
+            #expect(current.changeSets.last?.conflict != true)
+            #expect(current.maxRevision == 2)
+            // Another device still holds revision 1: its rename, and a create in the same change set, are refused.
+            var stale = renameList(1, to: "stale", at: 1)
+            stale.entities += createList("new").entities
+            let answer = try await server.handle(SyncRequest(maxRevision: 1, changeSets: [stale]))
+            let conflict = try #require(answer.changeSets.last)
+            #expect(conflict.conflict == true)
+            let truth = try #require(conflict.entities.first { $0.entity == "lists" }?.records.first { $0.id == 1 })
+            #expect(truth.values == [.text("second")])
+            #expect(truth.revision == 2)
+            let after = try await server.handle(SyncRequest(maxRevision: 0, changeSets: []))
+            #expect(after.maxRevision == 2)
+            #expect(after.changeSets.flatMap { $0.entities.flatMap(\.records) }.map(\.values) == [[.text("second")]])
+        }
+    }
+
+    /// A change set renaming list `id`, which the sender holds at `revision`.
+    func renameList(_ id: Int64, to name: String, at revision: Int64) -> ChangeSet {
+        let record = WireRecord(id: id, present: FieldMask.all(count: 1), values: [.text(name)], revision: revision)
+        return ChangeSet(entities: [EntityChanges(entity: "lists", update: [id], records: [record])])
+    }
+
     @Test func catchUpInPages_endsOnRevisionBoundariesWithEveryRecordOnce() async throws {
         try await PostgresTestDatabase.with { database in
             let server = try await database.server(schema)

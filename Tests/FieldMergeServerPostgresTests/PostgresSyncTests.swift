@@ -80,23 +80,6 @@ struct PostgresSyncTests {
         }
     }
 
-    @Test func differentFieldsOnTwoClients_conflictThenBothSurvive() async throws {
-        try await PostgresTestDatabase.with { database in
-            let world = try await PostgresWorld(database, clients: 2)
-            let (a, b) = (world.clients[0], world.clients[1])
-            try await a.withStore { store in _ = try store.insert("tasks", values: ["Milk", false, 0, nil, nil, nil, nil, nil]) }
-            _ = try await a.sync()
-            _ = try await b.sync()
-            try await a.withStore { store in _ = try store.update("tasks", id: 1, ["title": "Oat milk"]) }
-            try await b.withStore { store in _ = try store.update("tasks", id: 1, ["done": true]) }
-            _ = try await a.sync()
-            let summary = try await b.sync()
-            #expect(summary.conflictingChangeSets == 1)
-            let contents = try await world.converge()
-            #expect(contents == ["tasks:integer(1)|text(\"Oat milk\")|integer(1)|integer(0)|null|null|null|null|null"])
-        }
-    }
-
     @Test func mergeMode_staleUpdateOfOtherFieldsMerges_countersStillNeedARound() async throws {
         try await PostgresTestDatabase.with { database in
             let world = try await PostgresWorld(database, clients: 2, mode: .merge)
