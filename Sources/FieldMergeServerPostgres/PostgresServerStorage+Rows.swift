@@ -1,5 +1,4 @@
 import FieldMerge
-import FieldMergeSQLite
 import FieldMergeServer
 import PostgresNIO
 
@@ -19,9 +18,7 @@ extension PostgresServerStorage {
         var binds = PostgresBindings(capacity: table.columns.count)
         binds.append(row.record.id)
         for value in row.record.values { try Self.bind(value, into: &binds) }
-        var stamps: [UInt8] = []
-        RecordCoding.encodeStamps(row.record.stamps, into: &stamps)
-        binds.append(ByteBuffer(bytes: stamps))
+        binds.append(ByteBuffer(bytes: ServerRow.encodeStamps(row.record.stamps)))
         binds.append(row.revision)
         binds.append(row.created)
         if let fields = row.fieldRevisions {
@@ -35,10 +32,8 @@ extension PostgresServerStorage {
 
     public func delete(_ entity: ServerEntity, id: Int64, tombstone: Stamp, revision: Int64) async throws {
         try await run(table(entity).delete, Self.binds(id))
-        var stamp: [UInt8] = []
-        RecordCoding.encodeStamps([tombstone], into: &stamp)
         var binds = Self.binds(entity.name, id, revision)
-        binds.append(ByteBuffer(bytes: stamp))
+        binds.append(ByteBuffer(bytes: ServerRow.encodeStamps([tombstone])))
         try await run(
             "INSERT INTO \(named("__fm_deleted")) (\"entity\", \"id\", \"revision\", \"stamp\") VALUES ($1, $2, $3, $4) "
                 + "ON CONFLICT (\"entity\", \"id\") DO UPDATE SET \"revision\" = EXCLUDED.\"revision\", \"stamp\" = EXCLUDED.\"stamp\"",
@@ -153,10 +148,7 @@ extension PostgresServerStorage {
         }
         let count = entity.fields.count
         let stampBytes = try decode(cells[count + 1], as: ByteBuffer.self)
-        let stamps: Result<ContiguousArray<Stamp>, RecordCodingError> = stampBytes.withUnsafeReadableBytes { bytes in
-            Result { () throws(RecordCodingError) in try RecordCoding.decodeStamps(bytes, count: count) }
-        }
-        guard case .success(let decoded) = stamps else {
+        guard let decoded = stampBytes.withUnsafeReadableBytes({ ServerRow.decodeStamps($0, count: count) }) else {
             throw ServerError(.corrupt, "the stamps of \(entity.name)#\(id) are damaged")
         }
         let revision = try decode(cells[count + 2], as: Int64.self)
@@ -175,10 +167,7 @@ extension PostgresServerStorage {
 
     /// The tombstone stamp in `bytes`.
     static func tombstone(_ bytes: ByteBuffer, entity: String, id: Int64) throws(ServerError) -> Stamp {
-        let decoded: Result<ContiguousArray<Stamp>, RecordCodingError> = bytes.withUnsafeReadableBytes { bytes in
-            Result { () throws(RecordCodingError) in try RecordCoding.decodeStamps(bytes, count: 1) }
-        }
-        guard case .success(let stamps) = decoded, let stamp = stamps.first else {
+        guard let stamp = bytes.withUnsafeReadableBytes({ ServerRow.decodeStamps($0, count: 1) })?.first else {
             throw ServerError(.corrupt, "the tombstone of \(entity)#\(id) is damaged")
         }
         return stamp
