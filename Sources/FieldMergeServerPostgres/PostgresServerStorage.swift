@@ -61,7 +61,9 @@ public final class PostgresServerStorage: ServerStorage {
         try await transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", body)
     }
 
-    /// Runs `body` in a transaction begun by `begin` on a leased connection.
+    /// Runs `body` in a transaction begun by `begin` on a leased connection. What `body`
+    /// throws comes out as it is (a conflict, a bad request); failures of the database or
+    /// the pool come out as ``FieldMergeServer/ServerError/Code/storage``.
     func transaction<T>(_ begin: String, _ body: () async throws -> T) async throws -> T {
         precondition(connection == nil, "a PostgresServerStorage runs one transaction at a time")
         do {
@@ -72,16 +74,30 @@ public final class PostgresServerStorage: ServerStorage {
                 let result: T
                 do {
                     result = try await body()
-                    try await run("COMMIT")
                 } catch {
-                    do { try await run("ROLLBACK") } catch { try? await leased.close() }
+                    try await rollBack(leased)
+                    throw FromBody(error: error)
+                }
+                do { try await run("COMMIT") } catch {
+                    try await rollBack(leased)
                     throw error
                 }
                 return result
             }
+        } catch let error as FromBody {
+            throw error.error
         } catch {
             throw PostgresConnector.failure(error, doing: "PostgreSQL (\(connector.url.host):\(connector.url.port)/\(connector.url.database)) failed")
         }
+    }
+
+    /// An error `body` threw, kept apart from the database's own.
+    private struct FromBody: Error { var error: any Error }
+
+    /// Ends the transaction; a connection that cannot is closed, so the pool never hands out
+    /// one still inside a transaction.
+    private func rollBack(_ leased: PostgresConnection) async throws {
+        do { try await run("ROLLBACK") } catch { try? await leased.close() }
     }
 
     public func savepoint<T>(_ body: () async throws -> T) async throws -> T {

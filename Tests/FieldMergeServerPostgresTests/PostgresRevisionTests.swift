@@ -146,6 +146,24 @@ struct PostgresRevisionTests {
         }
     }
 
+    @Test func unknownEntity_isABadRequest_asOnSQLite() async throws {
+        try await PostgresTestDatabase.with { database in
+            let request = SyncRequest(maxRevision: 0, changeSets: [
+                ChangeSet(entities: [EntityChanges(entity: "nowhere", create: [-1], records: [
+                    WireRecord(id: -1, present: FieldMask.all(count: 1), values: [.text("x")]),
+                ])]),
+            ])
+            let onSQLite = await #expect(throws: ServerError.self) {
+                _ = try await RevisionServer(.memory, schema: schema).handle(request)
+            }
+            let server = try await database.server(schema)
+            let onPostgres = await #expect(throws: ServerError.self) { _ = try await server.handle(request) }
+            #expect(onSQLite?.code == .badRequest)
+            #expect(onPostgres?.code == onSQLite?.code)
+            #expect(onPostgres?.message == onSQLite?.message)
+        }
+    }
+
     @Test func anotherSchema_isRefusedAsASchemaMismatch() async throws {
         try await PostgresTestDatabase.with { database in
             _ = try await database.server(schema)
