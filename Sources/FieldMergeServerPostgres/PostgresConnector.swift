@@ -19,8 +19,10 @@ public final class PostgresConnector: Sendable {
     /// - Parameters:
     ///   - maximumConnections: The most connections the pool opens (a server uses one at a
     ///     time per request in flight).
+    ///   - applicationName: How the connections name themselves to PostgreSQL
+    ///     (`application_name` in `pg_stat_activity`).
     ///   - logger: Where the client logs its background work; nowhere by default.
-    public init(_ url: PostgresURL, maximumConnections: Int = 4, logger: Logger? = nil) {
+    public init(_ url: PostgresURL, maximumConnections: Int = 4, applicationName: String = "fieldmerge", logger: Logger? = nil) {
         self.url = url
         let logger = logger ?? Logger(label: "FieldMerge.Postgres", factory: { _ in SwiftLogNoOpLogHandler() })
         self.logger = logger
@@ -29,6 +31,7 @@ public final class PostgresConnector: Sendable {
             tls: Self.clientTLS(url.tls))
         configuration.options.maximumConnections = maximumConnections
         configuration.options.connectTimeout = .seconds(10)
+        configuration.options.additionalStartupParameters = [("application_name", applicationName)]
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         self.client = client
         runner = Task { await client.run() }

@@ -193,7 +193,9 @@ public final class PostgresServerStorage: ServerStorage {
     func table(_ entity: ServerEntity) -> PostgresServerTable { tables[entity.position] }
 
     /// Bind parameters of plain values, in order.
-    static func binds(_ values: any PostgresDynamicTypeEncodable...) -> PostgresBindings {
+    static func binds(_ values: any PostgresDynamicTypeEncodable...) -> PostgresBindings { binds(values) }
+
+    static func binds(_ values: [any PostgresDynamicTypeEncodable]) -> PostgresBindings {
         var binds = PostgresBindings(capacity: values.count)
         for value in values { binds.append(value) }
         return binds

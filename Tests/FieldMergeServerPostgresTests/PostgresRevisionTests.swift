@@ -2,6 +2,7 @@ import FieldMerge
 import FieldMergeProtocol
 @testable import FieldMergeServer
 @testable import FieldMergeServerPostgres
+import PostgresNIO
 import Testing
 
 @Suite(.enabled(if: PostgresTestEnvironment.shouldRun, "FIELDMERGE_POSTGRES_URL is not set: PostgreSQL suite skipped (Scripts/with-postgres swift test runs it)"))
@@ -164,6 +165,48 @@ struct PostgresRevisionTests {
         }
     }
 
+    @Test func connectionLostMidRequest_isARetryableStorageError_andTheRetryApplies() async throws {
+        try await PostgresTestDatabase.with { database in
+            let server = try await database.server(schema)
+            _ = try await server.handle(SyncRequest(maxRevision: 0, changeSets: [createList("before")]))
+            let request = SyncRequest(maxRevision: 1, changeSets: [createList("after")], clientID: "phone", requestID: "r2")
+            // Another session holds the state row, so the request waits inside its transaction;
+            // then its connection is ended (as a restart of PostgreSQL would).
+            let admin = PostgresConnector(database.url, applicationName: "fm_admin")
+            let outcome = try await admin.client.withConnection { connection in
+                let log = admin.logger
+                try await connection.query("BEGIN", logger: log)
+                try await connection.query(PostgresQuery(unsafeSQL: "SELECT 1 FROM \"\(database.url.schema)\".\"__fm_server\" FOR UPDATE"), logger: log)
+                async let waiting: Result<SyncResponse, ServerError> = {
+                    do throws(ServerError) { return .success(try await server.handle(request)) } catch { return .failure(error) }
+                }()
+                let waiters = PostgresQuery(
+                    unsafeSQL: "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'",
+                    binds: PostgresServerStorage.binds(database.url.schema))
+                while try await connection.query(waiters, logger: log).collect().first?.decode(Int64.self) == 0 {
+                    try await Task.sleep(for: .milliseconds(10))
+                }
+                try await connection.query(PostgresQuery(
+                    unsafeSQL: "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1",
+                    binds: PostgresServerStorage.binds(database.url.schema)), logger: log)
+                let outcome = await waiting
+                try await connection.query("ROLLBACK", logger: log)
+                return outcome
+            }
+            await admin.shutdown()
+            guard case .failure(let error) = outcome else {
+                Issue.record("the request succeeded on a connection that was ended: \(outcome)")
+                return
+            }
+            #expect(error.code == .storage && error.isRetryable, "\(error)")
+            #expect(error.cause != nil)
+            let retried = try await server.handle(request)
+            #expect(retried.maxRevision == 2)
+            let all = try await server.handle(SyncRequest(maxRevision: 0, changeSets: []))
+            #expect(all.changeSets.flatMap { $0.entities.flatMap(\.records) }.map(\.values) == [[.text("before")], [.text("after")]])
+        }
+    }
+
     @Test func anotherSchema_isRefusedAsASchemaMismatch() async throws {
         try await PostgresTestDatabase.with { database in
             _ = try await database.server(schema)
@@ -183,3 +226,4 @@ extension Array {
         return results
     }
 }
+

@@ -55,7 +55,7 @@ final class PostgresTestDatabase {
         _ schema: Schema, mode: RevisionServer.Mode = .strict, wall: any WallClock = ManualWallClock(milliseconds: 1_000_000),
         replica: ReplicaID = ReplicaID(0x5E_5E)
     ) async throws -> RevisionServer {
-        let connector = PostgresConnector(url)
+        let connector = PostgresConnector(url, applicationName: url.schema)
         connectors.append(connector)
         var options = RevisionServer.Options()
         options.mode = mode
@@ -65,8 +65,7 @@ final class PostgresTestDatabase {
     /// Runs `sql` with `values` as its bind parameters on a connection of its own, outside
     /// the servers (seeding what a test needs).
     func execute(_ sql: String, _ values: any PostgresDynamicTypeEncodable...) async throws {
-        var binds = PostgresBindings()
-        for value in values { binds.append(value) }
+        let binds = PostgresServerStorage.binds(values)
         let admin = PostgresConnector(url)
         do {
             try await admin.client.withConnection { connection in
