@@ -95,8 +95,10 @@ public final class PostgresServerStorage: ServerStorage {
     private struct FromBody: Error { var error: any Error }
 
     /// Ends the transaction; a connection that cannot is closed, so the pool never hands out
-    /// one still inside a transaction.
+    /// one still inside a transaction. A closed connection is left alone: the server ended
+    /// the transaction with it.
     private func rollBack(_ leased: PostgresConnection) async throws {
+        guard !leased.isClosed else { return }
         do { try await run("ROLLBACK") } catch { try? await leased.close() }
     }
 
@@ -120,6 +122,8 @@ public final class PostgresServerStorage: ServerStorage {
     @discardableResult
     func run(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) async throws -> [PostgresRow] {
         guard let connection else { throw ServerError(.storage, "PostgreSQL: a storage call outside a transaction") }
+        // A query written to a closed connection may never be answered (nor failed).
+        guard !connection.isClosed else { throw ServerError(.storage, "PostgreSQL: the connection was closed") }
         do {
             var rows: [PostgresRow] = []
             for try await row in try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: connector.logger) {
