@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "FieldMergeSyncHTTP", targets: ["FieldMergeSyncHTTP"]),
         .library(name: "FieldMergeServerHTTP", targets: ["FieldMergeServerHTTP"]),
         .library(name: "FieldMergeServerAuth", targets: ["FieldMergeServerAuth"]),
+        .library(name: "FieldMergeServerPostgres", targets: ["FieldMergeServerPostgres"]),
         .library(name: "FieldMergeSimulation", targets: ["FieldMergeSimulation"]),
         .executable(name: "fieldmerge", targets: ["fieldmerge"]),
     ],
@@ -28,6 +29,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         // Bearer tokens (JWT) for the HTTP server only; no app-facing module links it.
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.8.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         // The merge core: pure Swift, no Foundation, no I/O.
@@ -74,6 +76,17 @@ let package = Package(
                 .product(name: "JWTKit", package: "jwt-kit"),
             ]
         ),
+        // The server's storage on PostgreSQL, so several server processes can serve one data
+        // set. Server side only: no app-facing module depends on it.
+        .target(
+            name: "FieldMergeServerPostgres",
+            dependencies: [
+                "FieldMerge", "FieldMergeSQLite", "FieldMergeProtocol", "FieldMergeServer",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: [.enableUpcomingFeature("NonisolatedNonsendingByDefault")]
+        ),
         // `fieldmerge simulate`: devices, faults, oracle. Transport-agnostic (no HTTP here).
         .target(
             name: "FieldMergeSimulation",
@@ -83,7 +96,8 @@ let package = Package(
             name: "fieldmerge",
             dependencies: [
                 "FieldMerge", "FieldMergeJSON", "FieldMergeWorkload", "FieldMergeSQLite", "FieldMergeProtocol", "FieldMergeSync",
-                "FieldMergeServer", "FieldMergeSyncHTTP", "FieldMergeServerHTTP", "FieldMergeServerAuth", "FieldMergeSimulation",
+                "FieldMergeServer", "FieldMergeSyncHTTP", "FieldMergeServerHTTP", "FieldMergeServerAuth", "FieldMergeServerPostgres",
+                "FieldMergeSimulation",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -101,6 +115,13 @@ let package = Package(
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "InMemoryLogging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "FieldMergeServerPostgresTests",
+            dependencies: [
+                "FieldMerge", "FieldMergeSQLite", "FieldMergeProtocol", "FieldMergeSync", "FieldMergeServer", "FieldMergeJSON",
+                "FieldMergeServerPostgres", .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
         .testTarget(

@@ -62,10 +62,8 @@ extension SQLiteServerStorage {
         defer { statement.reset() }
         try statement.bind(row.record.id, at: 1)
         for (index, value) in row.record.values.enumerated() { try statement.bindField(value, at: Int32(index + 2)) }
-        var stamps: [UInt8] = []
-        RecordCoding.encodeStamps(row.record.stamps, into: &stamps)
         let count = Int32(entity.entity.fields.count)
-        try statement.bind(stamps, at: count + 2)
+        try statement.bind(ServerRow.encodeStamps(row.record.stamps), at: count + 2)
         try statement.bind(row.revision, at: count + 3)
         try statement.bind(row.created, at: count + 4)
         if let fields = row.fieldRevisions {
@@ -79,11 +77,9 @@ extension SQLiteServerStorage {
 
     public func delete(_ entity: ServerEntity, id: Int64, tombstone: Stamp, revision: Int64) async throws {
         try database.run(table(entity).delete, [.integer(id)])
-        var stamp: [UInt8] = []
-        RecordCoding.encodeStamps([tombstone], into: &stamp)
         try database.run(
             "INSERT OR REPLACE INTO \"__fm_deleted\" (\"entity\", \"id\", \"revision\", \"stamp\") VALUES (?, ?, ?, ?)",
-            [.text(entity.name), .integer(id), .integer(revision), .blob(stamp)])
+            [.text(entity.name), .integer(id), .integer(revision), .blob(ServerRow.encodeStamps([tombstone]))])
         try log(entity.name, id: id, revision: revision)
     }
 
@@ -159,10 +155,7 @@ extension SQLiteServerStorage {
             values.append(value)
         }
         let count = entity.fields.count
-        let stamps: Result<ContiguousArray<Stamp>, RecordCodingError> = statement.withBlob(Int32(count + 1)) { bytes in
-            Result { () throws(RecordCodingError) in try RecordCoding.decodeStamps(bytes, count: count) }
-        }
-        guard case .success(let decoded) = stamps else {
+        guard let decoded = statement.withBlob(Int32(count + 1), { ServerRow.decodeStamps($0, count: count) }) else {
             throw ServerError(.corrupt, "the stamps of \(entity.name)#\(id) are damaged")
         }
         let revision = statement.int64(Int32(count + 2))
@@ -180,10 +173,7 @@ extension SQLiteServerStorage {
 
     /// The tombstone stamp in `column` of the row `statement` stands on.
     private static func tombstone(_ statement: Statement, column: Int32, entity: String, id: Int64) throws(ServerError) -> Stamp {
-        let decoded: Result<ContiguousArray<Stamp>, RecordCodingError> = statement.withBlob(column) { bytes in
-            Result { () throws(RecordCodingError) in try RecordCoding.decodeStamps(bytes, count: 1) }
-        }
-        guard case .success(let stamps) = decoded, let stamp = stamps.first else {
+        guard let stamp = statement.withBlob(column, { ServerRow.decodeStamps($0, count: 1) })?.first else {
             throw ServerError(.corrupt, "the tombstone of \(entity)#\(id) is damaged")
         }
         return stamp

@@ -8,6 +8,7 @@ import FieldMergeSimulation
 import FieldMergeSync
 import FieldMergeProtocol
 import FieldMergeServer
+import FieldMergeServerPostgres
 import Foundation
 import ServiceLifecycle
 import Synchronization
@@ -17,11 +18,13 @@ struct ServeCommand: AsyncParsableCommand {
         commandName: "serve",
         abstract: "Serves POST /sync for a RevisionServer over HTTP.",
         discussion: """
-            Opens (or creates) the server's SQLite database (--db) and serves the revision \
-            protocol on http://HOST:PORT/sync, plus GET /health (Specs/http.md). Prints one \
-            line with the address once listening; logs each sync on standard error. SIGINT or \
-            SIGTERM stops accepting connections and lets requests in flight finish (each is one \
-            SQLite transaction). With --jwt-secret-file, --jwt-secret-env or --jwks every sync \
+            Opens (or creates) the server's SQLite database (--db), or its data set in \
+            PostgreSQL (--postgres, which several serve processes can share), and serves the \
+            revision protocol on http://HOST:PORT/sync, plus GET /health (Specs/http.md). Prints \
+            one line with the address once listening; logs each sync on standard error. SIGINT \
+            or SIGTERM stops accepting connections and lets requests in flight finish (each is \
+            one transaction). A SQLite file made with an older version of the schema migrates \
+            (Specs/schema.md). With --jwt-secret-file, --jwt-secret-env or --jwks every sync \
             needs a bearer token (JWT); --policy limits which roles may write which entities \
             (Specs/http.md, "Authentication and permissions"). Exit codes: 2 for a bad schema, \
             policy or key file, 1 when the database cannot be opened or the address cannot be bound.
@@ -37,7 +40,13 @@ struct ServeCommand: AsyncParsableCommand {
     var port: Int = 8080
 
     @Option(help: "The server's SQLite database, created when missing.")
-    var db: String
+    var db: String?
+
+    @Option(help: "Keep the data set in PostgreSQL instead of SQLite: postgres://user:password@host:port/database?sslmode=disable (several serve processes may share it).")
+    var postgres: String?
+
+    @Option(help: "The PostgreSQL schema of the data set (default: the URL's schema parameter, else public).")
+    var postgresSchema: String?
 
     @Option(help: "strict (a stale change set is a conflict, as in the case study) or merge.")
     var mode: Mode = .strict
@@ -56,6 +65,12 @@ struct ServeCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be within 0...65535") }
+        guard (db == nil) != (postgres == nil) else { throw ValidationError("give either --db FILE or --postgres URL") }
+        if postgres == nil, postgresSchema != nil { throw ValidationError("--postgres-schema needs --postgres") }
+        if postgres != nil, durable { throw ValidationError("--durable is for SQLite; PostgreSQL's durability is its own settings'") }
+        if let postgres {
+            do { _ = try PostgresURL(postgres) } catch { throw ValidationError("--postgres: \(error)") }
+        }
         try auth.validate()
     }
 
@@ -66,20 +81,12 @@ struct ServeCommand: AsyncParsableCommand {
         let policy = try auth.loadPolicy(schema: schema)
         options.authorize = policy?.authorization
         let verifier = try await auth.loadVerifier()
-        let server: RevisionServer
-        do {
-            var database = Database.Options()
-            database.durableAcrossPowerLoss = durable
-            server = try RevisionServer(.file(path: db), schema: schema, options: options, database: database)
-        } catch {
-            Self.fail("cannot open the database \(db): \(error)")
-            throw ExitCode(1)
-        }
+        let (server, connector, location) = try await openServer(schema: schema, options: options)
         for change in server.migrations {
-            FileHandle.standardError.write(Data("fieldmerge serve: migrated \(db) to schema version \(schema.version): \(change)\n".utf8))
+            FileHandle.standardError.write(Data("fieldmerge serve: migrated \(location) to schema version \(schema.version): \(change)\n".utf8))
         }
         let listening = Mutex(false)
-        let (db, mode) = (db, mode)
+        let mode = mode
         let http = SyncHTTPServer(
             server: server, configuration: .init(host: host, port: port),
             middleware: { router in
@@ -88,19 +95,54 @@ struct ServeCommand: AsyncParsableCommand {
             onListening: { host, port in
             listening.withLock { $0 = true }
             // Written unbuffered: a script waiting for this line sees it at once.
-            let line = "fieldmerge serve: listening on http://\(host):\(port)/sync (database \(db), \(mode.rawValue) mode)\n"
+            let line = "fieldmerge serve: listening on http://\(host):\(port)/sync (database \(location), \(mode.rawValue) mode)\n"
             FileHandle.standardOutput.write(Data(line.utf8))
         })
         if verifier == nil { http.logger.notice("no authentication: any client may sync (see --jwt-secret-file, --jwt-secret-env, --jwks)") }
         let group = ServiceGroup(services: [http], gracefulShutdownSignals: [.sigterm, .sigint], logger: http.logger)
         do {
             try await group.run()
+            await connector?.shutdown()
         } catch {
+            await connector?.shutdown()
             if listening.withLock({ $0 }) {
                 Self.fail("stopped on an error: \(error)")
             } else {
                 Self.fail("cannot listen on \(host):\(port): \(error)")
             }
+            throw ExitCode(1)
+        }
+    }
+
+    /// The server on SQLite (`--db`) or PostgreSQL (`--postgres`), the PostgreSQL connector to
+    /// shut down at the end, and what to call the database; exits with code 1 when it cannot open.
+    private func openServer(
+        schema: Schema, options: RevisionServer.Options
+    ) async throws -> (RevisionServer, PostgresConnector?, String) {
+        if let postgres {
+            let url: PostgresURL
+            do { url = try PostgresURL(postgres) } catch {
+                Self.fail("\(error)")
+                throw ExitCode(1)
+            }
+            let connector = PostgresConnector(url)
+            do {
+                let storage = try PostgresServerStorage(connector, schema: postgresSchema)
+                let server = try await RevisionServer(storage: storage, schema: schema, options: options)
+                return (server, connector, "\(url.description.split(separator: "?")[0]) schema \(postgresSchema ?? url.schema)")
+            } catch {
+                await connector.shutdown()
+                Self.fail("cannot open the PostgreSQL data set: \(error)")
+                throw ExitCode(1)
+            }
+        }
+        let db = db ?? ""
+        do {
+            var database = Database.Options()
+            database.durableAcrossPowerLoss = durable
+            return (try RevisionServer(.file(path: db), schema: schema, options: options, database: database), nil, db)
+        } catch {
+            Self.fail("cannot open the database \(db): \(error)")
             throw ExitCode(1)
         }
     }

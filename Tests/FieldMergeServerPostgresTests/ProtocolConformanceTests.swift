@@ -1,14 +1,14 @@
 import FieldMerge
 import FieldMergeJSON
 import FieldMergeSQLite
-import FieldMergeSync
 import FieldMergeProtocol
 import FieldMergeServer
 import Foundation
 import Testing
 
 /// Replays `Specs/conformance/protocol/*.json`: each vector builds a server, seeds it, sends
-/// its requests as the exact JSON bytes written there, and matches each response.
+/// its requests as the exact JSON bytes written there, and matches each response. Run on
+/// each storage: SQLite here, PostgreSQL in ``PostgresProtocolConformanceTests``.
 @Suite struct ProtocolConformanceTests {
     static let folder = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -18,20 +18,37 @@ import Testing
         ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).filter { $0.hasSuffix(".json") }.sorted()
     }
 
+    static let wall = 1_700_000_000_000 as UInt64
+
     @Test func vectorsArePresent() {
         #expect(Self.vectors.count >= 5)
     }
 
     @Test(arguments: vectors)
     func vector(_ file: String) async throws {
-        let json = try JSONValue.parse(Data(contentsOf: Self.folder.appendingPathComponent(file)))
+        var server: RevisionServer?
+        try await Self.replay(file) { schema in
+            let made = try RevisionServer(.memory, schema: schema, wall: ManualWallClock(milliseconds: Self.wall))
+            server = made
+            return made
+        } setNextID: { entity, id in
+            try server?.database.run("INSERT OR REPLACE INTO \"__fm_ids\" VALUES (?, ?)", [.text(entity), .integer(id)])
+        }
+    }
+
+    /// Replays the vector `file` on the server `makeServer` gives for its schema;
+    /// `setNextID` sets an entity's next permanent id (`setup.nextIDs`) in its storage.
+    static func replay(
+        _ file: String, makeServer: (Schema) async throws -> RevisionServer, setNextID: (String, Int64) async throws -> Void
+    ) async throws {
+        let json = try JSONValue.parse(Data(contentsOf: folder.appendingPathComponent(file)))
         guard let schemaJSON = json["schema"], let steps = json["steps"], case .array(let stepList) = steps else {
             Issue.record("\(file): needs schema and steps")
             return
         }
         let schema = try SchemaDocument.decode(schemaJSON)
-        let server = try RevisionServer(.memory, schema: schema, wall: ManualWallClock(milliseconds: 1_700_000_000_000))
-        try await seed(server, json["setup"], schema: schema)
+        let server = try await makeServer(schema)
+        try await seed(server, json["setup"], schema: schema, setNextID: setNextID)
         let codec = WireCodec(schema: schema)
         for (index, step) in stepList.enumerated() {
             guard let request = step["request"], let expected = step["expected"] else {
@@ -48,7 +65,9 @@ import Testing
 
     /// `setup.seed`: one record of `entity` per revision, its `field` set to "<entity> <n>";
     /// `setup.nextIDs`: the next permanent id per entity.
-    private func seed(_ server: RevisionServer, _ setup: JSONValue?, schema: Schema) async throws {
+    private static func seed(
+        _ server: RevisionServer, _ setup: JSONValue?, schema: Schema, setNextID: (String, Int64) async throws -> Void
+    ) async throws {
         guard let setup else { return }
         if let seed = setup["seed"], case .string(let name)? = seed["entity"], case .string(let fieldName)? = seed["field"],
             case .integer(let count)? = seed["records"], let entity = schema.entity(name), let field = entity.fieldIndex(fieldName)
@@ -66,7 +85,25 @@ import Testing
         if case .object(let next)? = setup["nextIDs"] {
             for (entity, value) in next {
                 guard case .integer(let id) = value else { continue }
-                try server.database.run("INSERT OR REPLACE INTO \"__fm_ids\" VALUES (?, ?)", [.text(entity), .integer(id)])
+                try await setNextID(entity, id)
+            }
+        }
+    }
+}
+
+/// The same vectors on PostgreSQL, each in a fresh schema.
+@Suite(.enabled(if: PostgresTestEnvironment.shouldRun, "FIELDMERGE_POSTGRES_URL is not set: PostgreSQL suite skipped (Scripts/with-postgres swift test runs it)"))
+struct PostgresProtocolConformanceTests {
+    @Test(arguments: ProtocolConformanceTests.vectors)
+    func vector(_ file: String) async throws {
+        try await PostgresTestDatabase.with { database in
+            try await ProtocolConformanceTests.replay(file) { schema in
+                try await database.server(schema, wall: ManualWallClock(milliseconds: ProtocolConformanceTests.wall))
+            } setNextID: { entity, id in
+                try await database.execute(
+                    "INSERT INTO \"\(database.url.schema)\".\"__fm_ids\" (\"entity\", \"next\") VALUES ($1, $2) "
+                        + "ON CONFLICT (\"entity\") DO UPDATE SET \"next\" = EXCLUDED.\"next\"",
+                    entity, id)
             }
         }
     }

@@ -1,0 +1,93 @@
+import FieldMergeServer
+import Logging
+import PostgresNIO
+
+/// The connections to one PostgreSQL database: a `PostgresClient` (a pool) running in a
+/// task of its own from ``init(_:maximumConnections:logger:)`` until ``shutdown()``.
+///
+/// Make one per process and hand it to every ``PostgresServerStorage`` of that database;
+/// call ``shutdown()`` once the servers have stopped.
+public final class PostgresConnector: Sendable {
+    public let url: PostgresURL
+    let client: PostgresClient
+    let logger: Logger
+    private let runner: Task<Void, Never>
+
+    /// Starts the client for `url`. Nothing is connected yet: ``check()`` tries, and the
+    /// first transaction connects.
+    ///
+    /// - Parameters:
+    ///   - maximumConnections: The most connections the pool opens (a server uses one at a
+    ///     time per request in flight).
+    ///   - applicationName: How the connections name themselves to PostgreSQL
+    ///     (`application_name` in `pg_stat_activity`).
+    ///   - logger: Where the client logs its background work; nowhere by default.
+    public init(_ url: PostgresURL, maximumConnections: Int = 4, applicationName: String = "fieldmerge", logger: Logger? = nil) {
+        self.url = url
+        let logger = logger ?? Logger(label: "FieldMerge.Postgres", factory: { _ in SwiftLogNoOpLogHandler() })
+        self.logger = logger
+        var configuration = PostgresClient.Configuration(
+            host: url.host, port: url.port, username: url.user, password: url.password, database: url.database,
+            tls: Self.clientTLS(url.tls))
+        configuration.options.maximumConnections = maximumConnections
+        configuration.options.connectTimeout = .seconds(10)
+        configuration.options.additionalStartupParameters = [("application_name", applicationName)]
+        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        self.client = client
+        runner = Task { await client.run() }
+    }
+
+    /// Closes every connection and stops the client; the storages on it fail from then on.
+    public func shutdown() async {
+        runner.cancel()
+        await runner.value
+    }
+
+    /// Connects once, outside the pool, so that an unreachable database or refused login is
+    /// reported at once with its cause (the pool would keep retrying in the background).
+    ///
+    /// - Throws: ``FieldMergeServer/ServerError/Code/storage`` naming the database (without
+    ///   the password) and why the connection failed.
+    public func check() async throws(ServerError) {
+        do {
+            var configuration = PostgresConnection.Configuration(
+                host: url.host, port: url.port, username: url.user, password: url.password, database: url.database,
+                tls: try Self.connectionTLS(url.tls))
+            configuration.options.connectTimeout = .seconds(10)
+            let connection = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
+            try? await connection.close()
+        } catch {
+            throw Self.failure(error, doing: "cannot connect to \(url)")
+        }
+    }
+
+    private static func clientTLS(_ mode: PostgresURL.TLSMode) -> PostgresClient.Configuration.TLS {
+        switch mode {
+        case .disable: .disable
+        case .prefer: .prefer(.makeClientConfiguration())
+        case .require: .require(.makeClientConfiguration())
+        }
+    }
+
+    private static func connectionTLS(_ mode: PostgresURL.TLSMode) throws -> PostgresConnection.Configuration.TLS {
+        switch mode {
+        case .disable: .disable
+        case .prefer: .prefer(try NIOSSLContext(configuration: .makeClientConfiguration()))
+        case .require: .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
+        }
+    }
+
+    /// `error` as a storage failure whose message says `what` failed and why, in
+    /// PostgreSQL's words (a `PSQLError` describes itself only as "Database error").
+    static func failure(_ error: any Error, doing what: String) -> ServerError {
+        if let error = error as? ServerError { return error }
+        guard let error = error as? PSQLError else { return ServerError(.storage, "\(what): \(error)", cause: error) }
+        var reasons: [String] = []
+        if let message = error.serverInfo?[.message] { reasons.append(message) }
+        if let detail = error.serverInfo?[.detail] { reasons.append(detail) }
+        if let state = error.serverInfo?[.sqlState] { reasons.append("SQLSTATE \(state)") }
+        if reasons.isEmpty { reasons.append(error.code.description) }
+        if let underlying = error.underlying { reasons.append("\(underlying)") }
+        return ServerError(.storage, "\(what): " + reasons.joined(separator: "; "), cause: error)
+    }
+}

@@ -1,0 +1,175 @@
+import FieldMerge
+import FieldMergeServer
+import PostgresNIO
+
+extension PostgresServerStorage {
+    public func row(_ entity: ServerEntity, id: Int64) async throws -> ServerRow? {
+        let table = table(entity)
+        guard let row = try await run(table.select, Self.binds(id)).first else { return nil }
+        return try Self.decodeRow(row, table, fieldRevisions: true)
+    }
+
+    public func exists(_ entity: ServerEntity, id: Int64) async throws -> Bool {
+        try await !run(table(entity).exists, Self.binds(id)).isEmpty
+    }
+
+    public func write(_ row: ServerRow, of entity: ServerEntity) async throws {
+        let table = table(entity)
+        var binds = PostgresBindings(capacity: table.columns.count)
+        binds.append(row.record.id)
+        for value in row.record.values { try Self.bind(value, into: &binds) }
+        binds.append(ByteBuffer(bytes: ServerRow.encodeStamps(row.record.stamps)))
+        binds.append(row.revision)
+        binds.append(row.created)
+        if let fields = row.fieldRevisions {
+            binds.append(ByteBuffer(bytes: ServerRow.encode(fields, revision: row.revision)))
+        } else {
+            binds.appendNull()
+        }
+        try await run(table.insert, binds)
+        try await log(entity.name, id: row.record.id, revision: row.revision)
+    }
+
+    public func delete(_ entity: ServerEntity, id: Int64, tombstone: Stamp, revision: Int64) async throws {
+        try await run(table(entity).delete, Self.binds(id))
+        var binds = Self.binds(entity.name, id, revision)
+        binds.append(ByteBuffer(bytes: ServerRow.encodeStamps([tombstone])))
+        try await run(
+            "INSERT INTO \(named("__fm_deleted")) (\"entity\", \"id\", \"revision\", \"stamp\") VALUES ($1, $2, $3, $4) "
+                + "ON CONFLICT (\"entity\", \"id\") DO UPDATE SET \"revision\" = EXCLUDED.\"revision\", \"stamp\" = EXCLUDED.\"stamp\"",
+            binds)
+        try await log(entity.name, id: id, revision: revision)
+    }
+
+    public func deletion(_ entity: ServerEntity, id: Int64) async throws -> Deletion? {
+        guard let row = try await run(
+            "SELECT \"revision\", \"stamp\" FROM \(named("__fm_deleted")) WHERE \"entity\" = $1 AND \"id\" = $2",
+            Self.binds(entity.name, id)).first else { return nil }
+        let (revision, stamp) = try row.decode((Int64, ByteBuffer).self)
+        return Deletion(id: id, revision: revision, tombstone: try Self.tombstone(stamp, entity: entity.name, id: id))
+    }
+
+    public func forgetDeletion(_ entity: ServerEntity, id: Int64) async throws {
+        try await run("DELETE FROM \(named("__fm_deleted")) WHERE \"entity\" = $1 AND \"id\" = $2", Self.binds(entity.name, id))
+    }
+
+    public func referencing(_ id: Int64, from entity: ServerEntity, field: Int) async throws -> [Int64] {
+        try await run(table(entity).referencing(field: field), Self.binds(id)).map { try $0.decode(Int64.self) }
+    }
+
+    public func logRevision(after revision: Int64, offset: Int) async throws -> Int64? {
+        try await scalar(
+            "SELECT \"revision\" FROM \(named("__fm_log")) WHERE \"revision\" > $1 ORDER BY \"revision\" LIMIT 1 OFFSET $2",
+            Self.binds(revision, Int64(offset)), as: Int64.self)
+    }
+
+    public func loggedRevision(_ entity: ServerEntity, id: Int64) async throws -> Int64? {
+        try await scalar(
+            "SELECT \"revision\" FROM \(named("__fm_log")) WHERE \"entity\" = $1 AND \"id\" = $2",
+            Self.binds(entity.name, id), as: Int64.self)
+    }
+
+    public func changes(_ entity: ServerEntity, after: Int64, through: Int64) async throws -> (alive: [ServerRow], deleted: [Deletion]) {
+        let table = table(entity)
+        let window = Self.binds(entity.name, after, through)
+        let alive = try await run(table.changedAlive, window).map { row throws(ServerError) in
+            try Self.decodeRow(row, table, fieldRevisions: false)
+        }
+        let deleted = try await run(table.changedDeleted, window).map { row in
+            let (id, revision, stamp) = try row.decode((Int64, Int64, ByteBuffer).self)
+            return Deletion(id: id, revision: revision, tombstone: try Self.tombstone(stamp, entity: entity.name, id: id))
+        }
+        return (alive, deleted)
+    }
+
+    private func log(_ entity: String, id: Int64, revision: Int64) async throws {
+        try await run(
+            "INSERT INTO \(named("__fm_log")) (\"entity\", \"id\", \"revision\") VALUES ($1, $2, $3) "
+                + "ON CONFLICT (\"entity\", \"id\") DO UPDATE SET \"revision\" = EXCLUDED.\"revision\"",
+            Self.binds(entity, id, revision))
+    }
+
+    // MARK: Values
+
+    /// Binds a field value as its column holds it: dates as integer milliseconds, text sets
+    /// as `text[]`, blobs as `bytea`.
+    ///
+    /// - Throws: ``FieldMergeServer/ServerError/Code/badRequest`` for text holding U+0000.
+    static func bind(_ value: Value, into binds: inout PostgresBindings) throws(ServerError) {
+        switch value {
+        case .null: binds.appendNull()
+        case .integer(let v), .date(let v): binds.append(v)
+        case .real(let v): binds.append(v)
+        case .text(let v): binds.append(try storable(v))
+        case .bool(let v): binds.append(v)
+        case .blob(let v): binds.append(ByteBuffer(bytes: v))
+        case .textSet(let v):
+            for member in v { _ = try storable(member) }
+            binds.append(v.elements)
+        }
+    }
+
+    /// `text` itself when PostgreSQL can store it. Its text type cannot hold U+0000 (SQLite's
+    /// can): such a value is refused as a bad request, not as a storage failure that the
+    /// client would retry for ever.
+    static func storable(_ text: String) throws(ServerError) -> String {
+        guard !text.utf8.contains(0) else {
+            throw ServerError(.badRequest, "PostgreSQL cannot store text holding the character U+0000")
+        }
+        return text
+    }
+
+    /// The value of a `type` field in `cell`; nil when the column holds something else.
+    static func value(_ cell: PostgresCell, as type: FieldType) -> Value? {
+        guard cell.bytes != nil else { return .null }
+        switch type {
+        case .integer, .reference: return (try? cell.decode(Int64.self)).map(Value.integer)
+        case .date: return (try? cell.decode(Int64.self)).map(Value.date)
+        case .bool: return (try? cell.decode(Bool.self)).map(Value.bool)
+        case .real: return (try? cell.decode(Double.self)).map(Value.real)
+        case .text: return (try? cell.decode(String.self)).map(Value.text)
+        case .blob: return (try? cell.decode(ByteBuffer.self)).map { .blob(Array($0.readableBytesView)) }
+        case .textSet: return (try? cell.decode([String].self)).map { .textSet(TextSet($0)) }
+        }
+    }
+
+    /// A record read with the table's columns.
+    static func decodeRow(_ row: PostgresRow, _ table: PostgresServerTable, fieldRevisions readFields: Bool) throws(ServerError) -> ServerRow {
+        let entity = table.entity
+        let cells = row.makeRandomAccess()
+        let id = try decode(cells[0], as: Int64.self)
+        var values = ContiguousArray<Value>()
+        values.reserveCapacity(entity.fields.count)
+        for (index, field) in entity.fields.enumerated() {
+            guard let value = value(cells[index + 1], as: field.type) else {
+                throw ServerError(.corrupt, "column \(entity.name).\(field.name) of \(id) is not \(field.type.name)")
+            }
+            values.append(value)
+        }
+        let count = entity.fields.count
+        let stampBytes = try decode(cells[count + 1], as: ByteBuffer.self)
+        guard let decoded = stampBytes.withUnsafeReadableBytes({ ServerRow.decodeStamps($0, count: count) }) else {
+            throw ServerError(.corrupt, "the stamps of \(entity.name)#\(id) are damaged")
+        }
+        let revision = try decode(cells[count + 2], as: Int64.self)
+        var fieldRevisions: ContiguousArray<Int64>?
+        if readFields, cells[count + 4].bytes != nil {
+            let bytes = try decode(cells[count + 4], as: ByteBuffer.self)
+            fieldRevisions = bytes.withUnsafeReadableBytes { ServerRow.decode($0, count: count, revision: revision) }
+            guard fieldRevisions != nil else {
+                throw ServerError(.corrupt, "the field revisions of \(entity.name)#\(id) are damaged")
+            }
+        }
+        return ServerRow(
+            record: Record(entity: entity.name, id: id, values: values, stamps: decoded),
+            revision: revision, created: try decode(cells[count + 3], as: Int64.self), fieldRevisions: fieldRevisions)
+    }
+
+    /// The tombstone stamp in `bytes`.
+    static func tombstone(_ bytes: ByteBuffer, entity: String, id: Int64) throws(ServerError) -> Stamp {
+        guard let stamp = bytes.withUnsafeReadableBytes({ ServerRow.decodeStamps($0, count: 1) })?.first else {
+            throw ServerError(.corrupt, "the tombstone of \(entity)#\(id) is damaged")
+        }
+        return stamp
+    }
+}

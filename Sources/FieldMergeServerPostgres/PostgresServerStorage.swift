@@ -1,0 +1,207 @@
+import FieldMerge
+import FieldMergeServer
+import PostgresNIO
+
+/// ``FieldMergeServer/ServerStorage`` on PostgreSQL, so that several server processes can
+/// serve one data set.
+///
+/// The same tables as ``FieldMergeServer/SQLiteServerStorage``, in one PostgreSQL schema:
+/// one table per entity with typed columns, the field stamps, the revision of the last
+/// change, the revision that created the record and the per-field revisions
+/// (`__fm_fields`); `__fm_deleted` keeps tombstones, `__fm_log` the latest revision of every
+/// record, `__fm_replies` each client's last answer, `__fm_ids` the id counters,
+/// `__fm_schema` the schema the data set was made for and `__fm_server` the state (revision
+/// and clock).
+///
+/// ``write(_:)`` is one READ COMMITTED transaction that first locks the state rows
+/// (`SELECT ... FOR UPDATE`): the write transactions of all servers on the data set run one
+/// after another, each seeing what the one before committed, so revisions are handed out in
+/// one order with no gap and no duplicate. ``read(_:)`` is one REPEATABLE READ READ ONLY
+/// transaction: one committed state, taking no lock.
+///
+/// A storage belongs to one server, which calls it one request at a time; each transaction
+/// leases a connection from the ``PostgresConnector``'s pool.
+public final class PostgresServerStorage: ServerStorage {
+    let connector: PostgresConnector
+    /// The quoted PostgreSQL schema.
+    let schema: String
+    let schemaName: String
+    var tables: [PostgresServerTable] = []
+    /// The connection of the transaction in progress.
+    private var connection: PostgresConnection?
+    private var savepoints = 0
+
+    /// A storage in the PostgreSQL schema `schema` (the URL's when nil) of `connector`'s database.
+    ///
+    /// - Throws: ``FieldMergeServer/ServerError/Code/storage`` when `schema` is not a plain
+    ///   name (``PostgresIdentifier/isPlainName(_:)``).
+    public init(_ connector: PostgresConnector, schema: String? = nil) throws(ServerError) {
+        let name = schema ?? connector.url.schema
+        guard PostgresIdentifier.isPlainName(name) else {
+            throw ServerError(.storage, "the PostgreSQL schema name \(name.debugDescription) is not a plain name (\(PostgresIdentifier.plainNameRule))")
+        }
+        self.connector = connector
+        schemaName = name
+        self.schema = "\"\(name)\""
+    }
+
+    func named(_ table: String) -> String { schema + ".\"" + table + "\"" }
+
+    // MARK: Transactions
+
+    public func write<T>(_ body: () async throws -> T) async throws -> T {
+        try await transaction("BEGIN ISOLATION LEVEL READ COMMITTED") {
+            // Every writer of the data set queues here; the lock holds until COMMIT.
+            try await run("SELECT \"key\" FROM \(named("__fm_server")) FOR UPDATE")
+            return try await body()
+        }
+    }
+
+    public func read<T>(_ body: () async throws -> T) async throws -> T {
+        try await transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", body)
+    }
+
+    /// Runs `body` in a transaction begun by `begin` on a leased connection. What `body`
+    /// throws comes out as it is (a conflict, a bad request); failures of the database or
+    /// the pool come out as ``FieldMergeServer/ServerError/Code/storage``.
+    func transaction<T>(_ begin: String, _ body: () async throws -> T) async throws -> T {
+        precondition(connection == nil, "a PostgresServerStorage runs one transaction at a time")
+        do {
+            return try await connector.client.withConnection { (leased: PostgresConnection) async throws -> T in
+                connection = leased
+                defer { connection = nil }
+                try await run(begin)
+                let result: T
+                do {
+                    result = try await body()
+                } catch {
+                    try await rollBack(leased)
+                    throw FromBody(error: error)
+                }
+                do { try await run("COMMIT") } catch {
+                    try await rollBack(leased)
+                    throw error
+                }
+                return result
+            }
+        } catch let error as FromBody {
+            throw error.error
+        } catch {
+            throw PostgresConnector.failure(error, doing: "PostgreSQL (\(connector.url.host):\(connector.url.port)/\(connector.url.database)) failed")
+        }
+    }
+
+    /// An error `body` threw, kept apart from the database's own.
+    private struct FromBody: Error { var error: any Error }
+
+    /// Ends the transaction; a connection that cannot is closed, so the pool never hands out
+    /// one still inside a transaction. A closed connection is left alone: the server ended
+    /// the transaction with it.
+    private func rollBack(_ leased: PostgresConnection) async throws {
+        guard !leased.isClosed else { return }
+        do { try await run("ROLLBACK") } catch { try? await leased.close() }
+    }
+
+    public func savepoint<T>(_ body: () async throws -> T) async throws -> T {
+        savepoints += 1
+        let name = "\"fm_change_set_\(savepoints)\""
+        defer { savepoints -= 1 }
+        try await run("SAVEPOINT \(name)")
+        do {
+            let result = try await body()
+            try await run("RELEASE SAVEPOINT \(name)")
+            return result
+        } catch {
+            _ = try? await run("ROLLBACK TO SAVEPOINT \(name)")
+            _ = try? await run("RELEASE SAVEPOINT \(name)")
+            throw error
+        }
+    }
+
+    /// Runs `sql` with `binds` on the transaction's connection and collects its rows.
+    @discardableResult
+    func run(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) async throws -> [PostgresRow] {
+        guard let connection else { throw ServerError(.storage, "PostgreSQL: a storage call outside a transaction") }
+        // A query written to a closed connection may never be answered (nor failed).
+        guard !connection.isClosed else { throw ServerError(.storage, "PostgreSQL: the connection was closed") }
+        do {
+            var rows: [PostgresRow] = []
+            for try await row in try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: connector.logger) {
+                rows.append(row)
+            }
+            return rows
+        } catch {
+            throw PostgresConnector.failure(error, doing: "PostgreSQL failed")
+        }
+    }
+
+    /// The first column of the first row of `sql`, or nil (no row, or NULL).
+    func scalar<V: PostgresDecodable>(_ sql: String, _ binds: PostgresBindings = PostgresBindings(), as type: V.Type) async throws -> V? {
+        guard let cell = try await run(sql, binds).first?.first, cell.bytes != nil else { return nil }
+        return try Self.decode(cell, as: V.self)
+    }
+
+    static func decode<V: PostgresDecodable>(_ cell: PostgresCell, as type: V.Type) throws(ServerError) -> V {
+        do { return try cell.decode(V.self) } catch {
+            throw ServerError(.corrupt, "column \(cell.columnName) does not hold a \(V.self)", cause: error)
+        }
+    }
+
+    // MARK: State, ids, replies
+
+    public func state() async throws -> ServerState {
+        var revision: Int64?, clock: Int64?
+        for row in try await run("SELECT \"key\", \"value\" FROM \(named("__fm_server"))") {
+            let (key, value) = try row.decode((String, Int64).self)
+            if key == "maxRevision" { revision = value } else if key == "clock" { clock = value }
+        }
+        guard let revision, let clock else { throw ServerError(.corrupt, "the server's state (\(named("__fm_server"))) is damaged") }
+        return ServerState(maxRevision: revision, clock: UInt64(bitPattern: clock))
+    }
+
+    public func saveState(_ state: ServerState) async throws {
+        let sql = "UPDATE \(named("__fm_server")) SET \"value\" = $1 WHERE \"key\" = $2"
+        try await run(sql, Self.binds(state.maxRevision, "maxRevision"))
+        try await run(sql, Self.binds(Int64(bitPattern: state.clock), "clock"))
+    }
+
+    public func nextID(_ entity: ServerEntity) async throws -> Int64 {
+        var next: Int64 = 1
+        if let stored = try await scalar("SELECT \"next\" FROM \(named("__fm_ids")) WHERE \"entity\" = $1", Self.binds(entity.name), as: Int64.self) {
+            next = stored
+        } else if let largest = try await scalar("SELECT max(\"id\") FROM \(table(entity).table)", as: Int64.self) {
+            next = largest + 1
+        }
+        try await run(
+            "INSERT INTO \(named("__fm_ids")) (\"entity\", \"next\") VALUES ($1, $2) ON CONFLICT (\"entity\") DO UPDATE SET \"next\" = EXCLUDED.\"next\"",
+            Self.binds(entity.name, next + 1))
+        return next
+    }
+
+    public func reply(client: String, request: String) async throws -> [UInt8]? {
+        let bytes = try await scalar(
+            "SELECT \"response\" FROM \(named("__fm_replies")) WHERE \"client\" = $1 AND \"request\" = $2",
+            Self.binds(try Self.storable(client), try Self.storable(request)), as: ByteBuffer.self)
+        return bytes.map { Array($0.readableBytesView) }
+    }
+
+    public func storeReply(client: String, request: String, response: [UInt8]) async throws {
+        var binds = Self.binds(try Self.storable(client), try Self.storable(request))
+        binds.append(ByteBuffer(bytes: response))
+        try await run(
+            "INSERT INTO \(named("__fm_replies")) (\"client\", \"request\", \"response\") VALUES ($1, $2, $3) "
+                + "ON CONFLICT (\"client\") DO UPDATE SET \"request\" = EXCLUDED.\"request\", \"response\" = EXCLUDED.\"response\"",
+            binds)
+    }
+
+    func table(_ entity: ServerEntity) -> PostgresServerTable { tables[entity.position] }
+
+    /// Bind parameters of plain values, in order.
+    static func binds(_ values: any PostgresDynamicTypeEncodable...) -> PostgresBindings { binds(values) }
+
+    static func binds(_ values: [any PostgresDynamicTypeEncodable]) -> PostgresBindings {
+        var binds = PostgresBindings(capacity: values.count)
+        for value in values { binds.append(value) }
+        return binds
+    }
+}

@@ -1,0 +1,83 @@
+import FieldMerge
+
+/// One entity's table in PostgreSQL, and the SQL the storage runs on it. Every name in it is
+/// quoted by ``PostgresIdentifier``; every value is a bind parameter (`$1`, `$2`, ...).
+struct PostgresServerTable {
+    let entity: Entity
+    /// The schema-qualified, quoted table name.
+    let table: String
+    let columns: [String]
+    let insert: String
+    let select: String
+    let delete: String
+    let exists: String
+    /// The records of this entity alive and changed in a window of revisions, in log order
+    /// (bindings: entity, after, through); the same for deleted ones (id, revision, stamp).
+    let changedAlive: String
+    let changedDeleted: String
+    /// `CREATE TABLE`, without foreign keys (added once every table exists).
+    let createTable: String
+    /// `ALTER TABLE ... ADD CONSTRAINT ... FOREIGN KEY` for each reference, checked at commit,
+    /// and `CREATE INDEX` on each reference column.
+    let foreignKeys: [String]
+    let referenceIndexes: [String]
+    /// The quoted column of each field.
+    let fieldColumns: [String]
+
+    init(_ entity: Entity, position: Int, schema: String) throws(PostgresIdentifierError) {
+        self.entity = entity
+        table = schema + "." + (try PostgresIdentifier.quote(entity.name))
+        var fieldColumns: [String] = []
+        for field in entity.fields { fieldColumns.append(try PostgresIdentifier.quote(field.name)) }
+        self.fieldColumns = fieldColumns
+        columns = ["\"id\""] + fieldColumns + ["\"__fm_stamps\"", "\"__fm_revision\"", "\"__fm_created\"", "\"__fm_fields\""]
+        let log = schema + ".\"__fm_log\"", deleted = schema + ".\"__fm_deleted\""
+        let joined = columns.map { "t." + $0 }.joined(separator: ", ")
+        let window = "WHERE l.\"entity\" = $1 AND l.\"revision\" > $2 AND l.\"revision\" <= $3 ORDER BY l.\"revision\", l.\"id\""
+        changedAlive = "SELECT \(joined) FROM \(log) l JOIN \(table) t ON t.\"id\" = l.\"id\" " + window
+        changedDeleted = "SELECT l.\"id\", d.\"revision\", d.\"stamp\" FROM \(log) l JOIN \(deleted) d "
+            + "ON d.\"entity\" = l.\"entity\" AND d.\"id\" = l.\"id\" " + window
+        let placeholders = (1...columns.count).map { "$\($0)" }.joined(separator: ", ")
+        let updates = columns.dropFirst().map { "\($0) = EXCLUDED.\($0)" }.joined(separator: ", ")
+        insert = "INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES (\(placeholders)) "
+            + "ON CONFLICT (\"id\") DO UPDATE SET \(updates)"
+        select = "SELECT \(columns.joined(separator: ", ")) FROM \(table) WHERE \"id\" = $1"
+        delete = "DELETE FROM \(table) WHERE \"id\" = $1"
+        exists = "SELECT 1 FROM \(table) WHERE \"id\" = $1"
+
+        var definitions = ["\"id\" BIGINT PRIMARY KEY"]
+        var foreignKeys: [String] = [], referenceIndexes: [String] = []
+        for (index, field) in entity.fields.enumerated() {
+            definitions.append("\(fieldColumns[index]) \(field.type.postgresColumnType)")
+            guard let target = field.type.referenceTarget else { continue }
+            // Short generated names: entity and field names may already use the 63 bytes.
+            foreignKeys.append("ALTER TABLE \(table) ADD CONSTRAINT \"__fm_fk_\(position)_\(index)\" FOREIGN KEY (\(fieldColumns[index])) "
+                + "REFERENCES \(schema).\(try PostgresIdentifier.quote(target)) (\"id\") DEFERRABLE INITIALLY DEFERRED")
+            referenceIndexes.append("CREATE INDEX IF NOT EXISTS \"__fm_ref_\(position)_\(index)\" ON \(table) (\(fieldColumns[index]))")
+        }
+        definitions += ["\"__fm_stamps\" BYTEA NOT NULL", "\"__fm_revision\" BIGINT NOT NULL", "\"__fm_created\" BIGINT NOT NULL", "\"__fm_fields\" BYTEA"]
+        createTable = "CREATE TABLE \(table) (" + definitions.joined(separator: ", ") + ")"
+        self.foreignKeys = foreignKeys
+        self.referenceIndexes = referenceIndexes
+    }
+
+    /// The ids of the alive records whose field `field` holds `$1`, ascending.
+    func referencing(field: Int) -> String {
+        "SELECT \"id\" FROM \(table) WHERE \(fieldColumns[field]) = $1 ORDER BY \"id\""
+    }
+}
+
+extension FieldType {
+    /// The PostgreSQL column type of a field of this type: dates as integer milliseconds,
+    /// text sets as `text[]` (sorted, no duplicates).
+    var postgresColumnType: String {
+        switch self {
+        case .integer, .date, .reference: "BIGINT"
+        case .bool: "BOOLEAN"
+        case .real: "DOUBLE PRECISION"
+        case .text: "TEXT"
+        case .textSet: "TEXT[]"
+        case .blob: "BYTEA"
+        }
+    }
+}

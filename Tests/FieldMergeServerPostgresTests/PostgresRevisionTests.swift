@@ -1,0 +1,229 @@
+import FieldMerge
+import FieldMergeProtocol
+@testable import FieldMergeServer
+@testable import FieldMergeServerPostgres
+import PostgresNIO
+import Testing
+
+@Suite(.enabled(if: PostgresTestEnvironment.shouldRun, "FIELDMERGE_POSTGRES_URL is not set: PostgreSQL suite skipped (Scripts/with-postgres swift test runs it)"))
+struct PostgresRevisionTests {
+    let schema: Schema
+    init() throws { schema = try postgresSchema() }
+
+    @Test func retriedRequest_getsTheStoredReply_fromEitherServer() async throws {
+        try await PostgresTestDatabase.with { database in
+            let a = try await database.server(schema), b = try await database.server(schema)
+            let request = SyncRequest(maxRevision: 0, changeSets: [createList("Home")], clientID: "phone", requestID: "r1")
+            let first = try await a.handle(request)
+            #expect(revisions(first.changeSets) == [1])
+            #expect(try await a.handle(request) == first)
+            #expect(try await b.handle(request) == first)
+            // Nothing was applied twice.
+            let state = try await b.handle(SyncRequest(maxRevision: 0, changeSets: []))
+            #expect(state.maxRevision == 1)
+            #expect(revisions(state.changeSets) == [1])
+        }
+    }
+
+    @Test func staleUpdate_isAConflictAnsweredWithTheTruth_andRolledBack() async throws {
+        try await PostgresTestDatabase.with { database in
+            let server = try await database.server(schema)
+            _ = try await server.handle(SyncRequest(maxRevision: 0, changeSets: [createList("first")]))
+            let current = try await server.handle(SyncRequest(maxRevision: 1, changeSets: [renameList(1, to: "second", at: 1)]))
+            #expect(current.changeSets.last?.conflict != true)
+            #expect(current.maxRevision == 2)
+            // Another device still holds revision 1: its rename, and a create in the same change set, are refused.
+            var stale = renameList(1, to: "stale", at: 1)
+            stale.entities += createList("new").entities
+            let answer = try await server.handle(SyncRequest(maxRevision: 1, changeSets: [stale]))
+            let conflict = try #require(answer.changeSets.last)
+            #expect(conflict.conflict == true)
+            let truth = try #require(conflict.entities.first { $0.entity == "lists" }?.records.first { $0.id == 1 })
+            #expect(truth.values == [.text("second")])
+            #expect(truth.revision == 2)
+            let after = try await server.handle(SyncRequest(maxRevision: 0, changeSets: []))
+            #expect(after.maxRevision == 2)
+            #expect(after.changeSets.flatMap { $0.entities.flatMap(\.records) }.map(\.values) == [[.text("second")]])
+        }
+    }
+
+    /// A change set renaming list `id`, which the sender holds at `revision`.
+    func renameList(_ id: Int64, to name: String, at revision: Int64) -> ChangeSet {
+        let record = WireRecord(id: id, present: FieldMask.all(count: 1), values: [.text(name)], revision: revision)
+        return ChangeSet(entities: [EntityChanges(entity: "lists", update: [id], records: [record])])
+    }
+
+    @Test func catchUpInPages_endsOnRevisionBoundariesWithEveryRecordOnce() async throws {
+        try await PostgresTestDatabase.with { database in
+            let server = try await database.server(schema)
+            for n in 1...25 {
+                let response = try await server.handle(SyncRequest(maxRevision: Int64(n - 1), changeSets: [createList("list \(n)")]))
+                #expect(response.maxRevision == Int64(n))
+            }
+            var seen: [Int64] = [], revision: Int64 = 0, pages = 0
+            while true {
+                let page = try await server.handle(SyncRequest(maxRevision: revision, changeSets: [], limit: 4))
+                pages += 1
+                seen += revisions(page.changeSets)
+                #expect(page.maxRevision > revision)
+                revision = page.maxRevision
+                if !page.hasMore { break }
+            }
+            #expect(seen == Array(1...25))
+            #expect(revision == 25)
+            #expect(pages == 7)
+        }
+    }
+
+    @Test func twoServersOnOneDataSet_interleaveWritesWithoutGapsOrDuplicates() async throws {
+        try await PostgresTestDatabase.with { database in
+            let servers = [try await database.server(schema), try await database.server(schema, replica: ReplicaID(0x5E_5F))]
+            let perServer = 12
+            let assigned = try await withThrowingTaskGroup(of: [Int64].self) { group in
+                for (index, server) in servers.enumerated() {
+                    group.addTask {
+                        var mine: [Int64] = []
+                        for n in 0..<perServer {
+                            let request = SyncRequest(maxRevision: 0, changeSets: [createList("server \(index) #\(n)")], limit: 1)
+                            let response = try await server.handle(request)
+                            mine += revisions(Array(response.changeSets.suffix(1)))
+                        }
+                        return mine
+                    }
+                }
+                var all: [Int64] = []
+                for try await mine in group {
+                    #expect(mine.count == perServer)
+                    #expect(mine == mine.sorted())
+                    all += mine
+                }
+                return all
+            }
+            let total = Int64(2 * perServer)
+            #expect(assigned.sorted() == Array(1...total))
+            let views = try await servers.asyncMap { try await $0.handle(SyncRequest(maxRevision: 0, changeSets: [])) }
+            #expect(views[0] == views[1])
+            #expect(views[0].maxRevision == total)
+            #expect(revisions(views[0].changeSets).sorted() == Array(1...total))
+            let ids = views[0].changeSets.flatMap { $0.entities.flatMap { $0.records.map(\.id) } }
+            #expect(ids.sorted() == Array(1...total))
+        }
+    }
+
+    @Test func serversOpeningANewDataSetTogether_createItOnce() async throws {
+        try await PostgresTestDatabase.with { database in
+            let (url, schema) = (database.url, schema)
+            let opened = try await withThrowingTaskGroup(of: Int64.self) { group in
+                for index in 0..<3 {
+                    group.addTask {
+                        let connector = PostgresConnector(url)
+                        do {
+                            let server = try await RevisionServer(storage: try PostgresServerStorage(connector), schema: schema)
+                            let response = try await server.handle(SyncRequest(maxRevision: 0, changeSets: [createList("from \(index)")]))
+                            await connector.shutdown()
+                            return response.maxRevision
+                        } catch {
+                            await connector.shutdown()
+                            throw error
+                        }
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(opened.sorted() == [1, 2, 3])
+        }
+    }
+
+    @Test func textHoldingNUL_isABadRequest_andChangesNothing() async throws {
+        try await PostgresTestDatabase.with { database in
+            let server = try await database.server(schema)
+            let error = await #expect(throws: ServerError.self) {
+                _ = try await server.handle(SyncRequest(maxRevision: 0, changeSets: [createList("a\u{0}b")]))
+            }
+            #expect(error?.code == .badRequest)
+            let after = try await server.handle(SyncRequest(maxRevision: 0, changeSets: [createList("fine")]))
+            #expect(after.maxRevision == 1)
+            #expect(revisions(after.changeSets) == [1])
+        }
+    }
+
+    @Test func unknownEntity_isABadRequest_asOnSQLite() async throws {
+        try await PostgresTestDatabase.with { database in
+            let request = SyncRequest(maxRevision: 0, changeSets: [
+                ChangeSet(entities: [EntityChanges(entity: "nowhere", create: [-1], records: [
+                    WireRecord(id: -1, present: FieldMask.all(count: 1), values: [.text("x")]),
+                ])]),
+            ])
+            let onSQLite = await #expect(throws: ServerError.self) {
+                _ = try await RevisionServer(.memory, schema: schema).handle(request)
+            }
+            let server = try await database.server(schema)
+            let onPostgres = await #expect(throws: ServerError.self) { _ = try await server.handle(request) }
+            #expect(onSQLite?.code == .badRequest)
+            #expect(onPostgres?.code == onSQLite?.code)
+            #expect(onPostgres?.message == onSQLite?.message)
+        }
+    }
+
+    @Test func connectionLostMidRequest_isARetryableStorageError_andTheRetryApplies() async throws {
+        try await PostgresTestDatabase.with { database in
+            let server = try await database.server(schema)
+            _ = try await server.handle(SyncRequest(maxRevision: 0, changeSets: [createList("before")]))
+            let request = SyncRequest(maxRevision: 1, changeSets: [createList("after")], clientID: "phone", requestID: "r2")
+            // Another session holds the state row, so the request waits inside its transaction;
+            // then its connection is ended (as a restart of PostgreSQL would).
+            let admin = PostgresConnector(database.url, applicationName: "fm_admin")
+            let outcome = try await admin.client.withConnection { connection in
+                let log = admin.logger
+                try await connection.query("BEGIN", logger: log)
+                try await connection.query(PostgresQuery(unsafeSQL: "SELECT 1 FROM \"\(database.url.schema)\".\"__fm_server\" FOR UPDATE"), logger: log)
+                async let waiting: Result<SyncResponse, ServerError> = {
+                    do throws(ServerError) { return .success(try await server.handle(request)) } catch { return .failure(error) }
+                }()
+                let waiters = PostgresQuery(
+                    unsafeSQL: "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'",
+                    binds: PostgresServerStorage.binds(database.url.schema))
+                while try await connection.query(waiters, logger: log).collect().first?.decode(Int64.self) == 0 {
+                    try await Task.sleep(for: .milliseconds(10))
+                }
+                try await connection.query(PostgresQuery(
+                    unsafeSQL: "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1",
+                    binds: PostgresServerStorage.binds(database.url.schema)), logger: log)
+                let outcome = await waiting
+                try await connection.query("ROLLBACK", logger: log)
+                return outcome
+            }
+            await admin.shutdown()
+            guard case .failure(let error) = outcome else {
+                Issue.record("the request succeeded on a connection that was ended: \(outcome)")
+                return
+            }
+            #expect(error.code == .storage && error.isRetryable, "\(error)")
+            #expect(error.cause != nil)
+            let retried = try await server.handle(request)
+            #expect(retried.maxRevision == 2)
+            let all = try await server.handle(SyncRequest(maxRevision: 0, changeSets: []))
+            #expect(all.changeSets.flatMap { $0.entities.flatMap(\.records) }.map(\.values) == [[.text("before")], [.text("after")]])
+        }
+    }
+
+    @Test func anotherSchema_isRefusedAsASchemaMismatch() async throws {
+        try await PostgresTestDatabase.with { database in
+            _ = try await database.server(schema)
+            let other = try Schema([Entity("lists", fields: [Field("name", .text), Field("color", .integer)])])
+            let error = await #expect(throws: ServerError.self) { _ = try await database.server(other) }
+            #expect(error?.code == .schemaMismatch)
+            #expect(error?.message.contains("color") == true)
+        }
+    }
+}
+
+extension Array {
+    /// The results of `transform` on each element, one after another.
+    func asyncMap<T>(_ transform: (Element) async throws -> T) async rethrows -> [T] {
+        var results: [T] = []
+        for element in self { results.append(try await transform(element)) }
+        return results
+    }
+}
+

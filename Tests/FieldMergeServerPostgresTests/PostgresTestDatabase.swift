@@ -1,0 +1,110 @@
+import FieldMerge
+import FieldMergeProtocol
+@testable import FieldMergeServer
+@testable import FieldMergeServerPostgres
+import Foundation
+import PostgresNIO
+import Testing
+
+/// Where the PostgreSQL tests get their database: `FIELDMERGE_POSTGRES_URL`.
+///
+/// Without it they are skipped, and say so, on a developer's machine; in CI (`CI` set) they
+/// run and fail, since a CI that silently skipped them would prove nothing.
+enum PostgresTestEnvironment {
+    static let url = ProcessInfo.processInfo.environment["FIELDMERGE_POSTGRES_URL"].flatMap { $0.isEmpty ? nil : $0 }
+    static let isCI = ProcessInfo.processInfo.environment["CI"].map { !$0.isEmpty } ?? false
+
+    /// Whether the suites run: with a database, or in CI (where a missing one fails them).
+    static let shouldRun = url != nil || isCI
+
+    static let missingInCI = "PostgreSQL required in CI: set FIELDMERGE_POSTGRES_URL (Scripts/with-postgres does)"
+}
+
+struct PostgresRequired: Error, CustomStringConvertible {
+    var description: String { PostgresTestEnvironment.missingInCI }
+}
+
+/// A fresh PostgreSQL schema for one test (a random name), its servers, and its removal.
+final class PostgresTestDatabase {
+    let url: PostgresURL
+    private var connectors: [PostgresConnector] = []
+
+    private init(_ url: PostgresURL) { self.url = url }
+
+    /// Runs `body` with a new schema in the test database and drops the schema afterwards,
+    /// whether `body` succeeds or throws.
+    static func with<T>(_ body: (PostgresTestDatabase) async throws -> T) async throws -> T {
+        guard let text = PostgresTestEnvironment.url else { throw PostgresRequired() }
+        var url = try PostgresURL(text)
+        url.schema = "fm_test_" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
+        let database = PostgresTestDatabase(url)
+        let result: T
+        do {
+            result = try await body(database)
+        } catch {
+            try? await database.drop()
+            throw error
+        }
+        try await database.drop()
+        return result
+    }
+
+    /// A server on the test schema with a connection pool of its own, as another process
+    /// serving the same data set would have.
+    func server(
+        _ schema: Schema, mode: RevisionServer.Mode = .strict, wall: any WallClock = ManualWallClock(milliseconds: 1_000_000),
+        replica: ReplicaID = ReplicaID(0x5E_5E)
+    ) async throws -> RevisionServer {
+        let connector = PostgresConnector(url, applicationName: url.schema)
+        connectors.append(connector)
+        var options = RevisionServer.Options()
+        options.mode = mode
+        return try await RevisionServer(storage: try PostgresServerStorage(connector), schema: schema, options: options, replica: replica, wall: wall)
+    }
+
+    /// Runs `sql` with `values` as its bind parameters on a connection of its own, outside
+    /// the servers (seeding what a test needs).
+    func execute(_ sql: String, _ values: any PostgresDynamicTypeEncodable...) async throws {
+        let binds = PostgresServerStorage.binds(values)
+        let admin = PostgresConnector(url)
+        do {
+            try await admin.client.withConnection { connection in
+                _ = try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: admin.logger)
+            }
+        } catch {
+            await admin.shutdown()
+            throw error
+        }
+        await admin.shutdown()
+    }
+
+    /// Stops the servers' pools and drops the schema with everything in it.
+    private func drop() async throws {
+        for connector in connectors { await connector.shutdown() }
+        connectors = []
+        try await execute("DROP SCHEMA IF EXISTS \"\(url.schema)\" CASCADE")
+    }
+}
+
+/// The lists-and-tasks schema of the sync tests, with a field of every type.
+func postgresSchema() throws -> Schema {
+    try Schema([
+        Entity("lists", fields: [Field("name", .text)]),
+        Entity("tasks", fields: [
+            Field("title", .text), Field("done", .bool), Field("count", .integer, strategy: .counter),
+            Field("listID", .reference(to: "lists", onDelete: .cascade)), Field("due", .date), Field("weight", .real),
+            Field("tags", .textSet), Field("photo", .blob),
+        ]),
+    ])
+}
+
+/// A change set creating one list named `name` under the temporary id `temporaryID`.
+func createList(_ name: String, temporaryID: Int64 = -1) -> ChangeSet {
+    let record = WireRecord(id: temporaryID, present: FieldMask.all(count: 1), values: [.text(name)])
+    return ChangeSet(entities: [EntityChanges(entity: "lists", create: [temporaryID], records: [record])])
+}
+
+/// The revisions of the records in `changeSets`.
+func revisions(_ changeSets: [ChangeSet]) -> [Int64] {
+    changeSets.flatMap { $0.entities.flatMap { $0.records.compactMap(\.revision) } }
+}
