@@ -75,11 +75,11 @@ public final class PostgresServerStorage: ServerStorage {
                 do {
                     result = try await body()
                 } catch {
-                    try await rollBack(leased)
+                    try await rollBack(leased, after: error)
                     throw FromBody(error: error)
                 }
                 do { try await run("COMMIT") } catch {
-                    try await rollBack(leased)
+                    try await rollBack(leased, after: error)
                     throw error
                 }
                 return result
@@ -94,12 +94,25 @@ public final class PostgresServerStorage: ServerStorage {
     /// An error `body` threw, kept apart from the database's own.
     private struct FromBody: Error { var error: any Error }
 
-    /// Ends the transaction; a connection that cannot is closed, so the pool never hands out
-    /// one still inside a transaction. A closed connection is left alone: the server ended
-    /// the transaction with it.
-    private func rollBack(_ leased: PostgresConnection) async throws {
+    /// Ends the transaction after `error`; a connection that cannot is closed, so the pool
+    /// never hands out one still inside a transaction. A connection that is lost or being
+    /// closed gets no ROLLBACK (the server ended the transaction with it): a query written to
+    /// it may never be answered.
+    private func rollBack(_ leased: PostgresConnection, after error: any Error) async throws {
         guard !leased.isClosed else { return }
+        guard !Self.losesTheConnection(error) else {
+            try? await leased.close()
+            return
+        }
         do { try await run("ROLLBACK") } catch { try? await leased.close() }
+    }
+
+    /// Whether `error` means the connection is gone: closed, broken, or ended by the server
+    /// (a FATAL error, such as an administrator's termination or a shutdown).
+    static func losesTheConnection(_ error: any Error) -> Bool {
+        guard let error = ((error as? ServerError)?.cause ?? error) as? PSQLError else { return false }
+        if [.serverClosedConnection, .clientClosedConnection, .connectionError, .uncleanShutdown].contains(error.code) { return true }
+        return error.serverInfo?[.severity] == "FATAL" || error.serverInfo?[.severity] == "PANIC"
     }
 
     public func savepoint<T>(_ body: () async throws -> T) async throws -> T {
