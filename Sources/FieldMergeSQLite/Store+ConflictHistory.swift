@@ -16,8 +16,20 @@ extension Store {
     static let conflictsTable = """
         CREATE TABLE IF NOT EXISTS "__fm_conflicts" ("seq" INTEGER PRIMARY KEY AUTOINCREMENT, "at" INTEGER NOT NULL,
           "entity" TEXT NOT NULL, "id" INTEGER NOT NULL, "kind" TEXT NOT NULL, "field" TEXT,
-          "ancestor", "local", "remote", "result", "stamps" BLOB NOT NULL, "strategy" TEXT NOT NULL, "winner" TEXT NOT NULL)
+          "ancestor", "local", "remote", "result", "stamps" BLOB NOT NULL, "strategy" TEXT NOT NULL, "winner" TEXT NOT NULL,
+          "deletedSide" TEXT, "fallback" TEXT)
         """
+
+    /// Creates the history table, and gives one made before `deletedSide` and `fallback`
+    /// were kept those columns.
+    static func prepareConflictHistory(_ database: Database) throws(SQLiteError) {
+        try database.execute(conflictsTable)
+        let has = try database.scalar("SELECT count(*) FROM pragma_table_info('__fm_conflicts') WHERE name = 'fallback'")
+        if has == .integer(0) {
+            try database.execute("ALTER TABLE \"__fm_conflicts\" ADD COLUMN \"deletedSide\" TEXT")
+            try database.execute("ALTER TABLE \"__fm_conflicts\" ADD COLUMN \"fallback\" TEXT")
+        }
+    }
 
     /// Keeps the conflicts of an applied response (inside its transaction), and drops the
     /// oldest past ``conflictHistoryLimit``.
@@ -25,7 +37,7 @@ extension Store {
         guard !conflicts.isEmpty else { return }
         let statement = try database.statement("""
             INSERT INTO "__fm_conflicts" ("at", "entity", "id", "kind", "field", "ancestor", "local", "remote", "result",
-              "stamps", "strategy", "winner") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+              "stamps", "strategy", "winner", "deletedSide", "fallback") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
         let now = Int64(clamping: wall.milliseconds())
         for conflict in conflicts {
@@ -43,6 +55,8 @@ extension Store {
             try statement.bind(stamps, at: 10)
             try statement.bind(conflict.strategy, at: 11)
             try statement.bind(conflict.winner.rawValue, at: 12)
+            if let side = conflict.deletedSide { try statement.bind(side.rawValue, at: 13) } else { try statement.bindNull(at: 13) }
+            if let fallback = conflict.fallback { try statement.bind(fallback.rawValue, at: 14) } else { try statement.bindNull(at: 14) }
             try statement.execute()
         }
         try database.run(
@@ -56,7 +70,7 @@ extension Store {
         try sqlite { () throws(SQLiteError) -> [ConflictRecord] in
             let statement = try database.statement("""
                 SELECT "seq", "at", "entity", "id", "kind", "field", "ancestor", "local", "remote", "result", "stamps",
-                  "strategy", "winner" FROM "__fm_conflicts" ORDER BY "seq" DESC LIMIT ?
+                  "strategy", "winner", "deletedSide", "fallback" FROM "__fm_conflicts" ORDER BY "seq" DESC LIMIT ?
                 """)
             defer { statement.reset() }
             try statement.bind(Int64(max(0, limit)), at: 1)
@@ -110,6 +124,10 @@ extension Store {
         if case .text(let name) = statement.value(5), let index = entity.fieldIndex(name) {
             (fieldName, fieldIndex, type) = (name, index, entity.fields[index].type)
         }
+        func text(_ column: Int32) -> String? {
+            if case .text(let text) = statement.value(column) { return text }
+            return nil
+        }
         func value(_ column: Int32) -> Value? {
             guard let type, !statement.isNull(column) else { return nil }
             return statement.value(column, as: type)
@@ -120,7 +138,8 @@ extension Store {
         let conflict = FieldConflict(
             at: entityName, id: statement.int64(3), kind: kind, field: fieldName, fieldIndex: fieldIndex,
             ancestor: value(6), ancestorStamp: stamps[0].isNone ? nil : stamps[0], local: value(7), localStamp: stamps[1],
-            remote: value(8), remoteStamp: stamps[2], strategy: strategy, winner: winner, result: value(9))
+            remote: value(8), remoteStamp: stamps[2], strategy: strategy, winner: winner, result: value(9),
+            deletedSide: text(13).flatMap(MergeWinner.init(rawValue:)), fallback: text(14).flatMap(MergeFallback.init(rawValue:)))
         return ConflictRecord(seq: statement.int64(0), decidedAt: UInt64(clamping: statement.int64(1)), conflict: conflict)
     }
 }

@@ -82,7 +82,7 @@ public final class Store {
         if !options.readOnly {
             try sqlite { () throws(SQLiteError) in
                 try database.execute(StoreSchema.parkedTable)
-                try database.execute(Self.conflictsTable)
+                try Self.prepareConflictHistory(database)
                 try database.execute(StoreCapture.metadataTables)
             }
         }
