@@ -1,0 +1,165 @@
+import ArgumentParser
+import FieldMerge
+import FieldMergeProtocol
+import FieldMergeServer
+import FieldMergeServerPostgres
+import FieldMergeSimulation
+import FieldMergeSyncHTTP
+import Foundation
+
+/// Load on `fieldmerge serve` over HTTP on loopback: many clients, each sending one small
+/// request after another (one created record, and the catch-up of what the others created
+/// since its last answer), for a fixed time. Reports requests per second and the p50 and
+/// p99 latency, for the server on SQLite, on PostgreSQL, and as two processes sharing one
+/// PostgreSQL data set (clients split between them).
+struct ServeBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "HTTP load on serve: requests/s, p50 and p99 for SQLite, PostgreSQL and two processes on one PostgreSQL."
+    )
+
+    @Option(help: "Concurrent clients.") var clients = 32
+    @Option(help: "Seconds of load per setup.") var seconds = 10.0
+    @Option(help: "PostgreSQL URL for the postgres setups (default: $FIELDMERGE_POSTGRES_URL).") var postgres: String?
+    @Option(help: "Setups, comma separated: sqlite, postgres, postgres2 (default: all that can run).") var setups: String?
+
+    func validate() throws {
+        guard clients >= 1, clients <= 1_024 else { throw ValidationError("--clients: 1...1024") }
+        guard seconds > 0, seconds <= 600 else { throw ValidationError("--seconds: above 0, at most 600") }
+    }
+
+    func run() async throws {
+        let url = postgres ?? ProcessInfo.processInfo.environment["FIELDMERGE_POSTGRES_URL"]
+        let wanted = setups.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
+            ?? (url == nil ? ["sqlite"] : ["sqlite", "postgres", "postgres2"])
+        for setup in wanted {
+            guard ["sqlite", "postgres", "postgres2"].contains(setup) else { throw ValidationError("--setups: unknown setup '\(setup)'") }
+            if setup != "sqlite", url == nil { throw ValidationError("--setups \(setup) needs --postgres URL or FIELDMERGE_POSTGRES_URL") }
+        }
+        for setup in wanted {
+            var line = try await measure(setup, postgres: url)
+            line.add("setup", setup)
+            print(line.render())
+        }
+    }
+
+    private func measure(_ setup: String, postgres: String?) async throws -> BenchLine {
+        let folder = NSTemporaryDirectory() + "fieldmerge-serve-bench-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let dataSet = "fm_bench_\(UInt32.random(in: 0...UInt32.max))"
+        var arguments: [[String]] = []
+        switch setup {
+        case "sqlite": arguments = [["--db", folder + "/server.sqlite"]]
+        case "postgres": arguments = [["--postgres", postgres!, "--postgres-schema", dataSet]]
+        default: arguments = Array(repeating: ["--postgres", postgres!, "--postgres-schema", dataSet], count: 2)
+        }
+        var servers: [ServeProcess] = []
+        defer { for server in servers { server.stop() } }
+        // One after another: the first creates the data set.
+        for extra in arguments { servers.append(try ServeProcess.start(extra)) }
+        let urls = servers.map(\.url)
+        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1_000))
+        let started = ContinuousClock.now
+        let latencies = try await withThrowingTaskGroup(of: [Double].self) { group in
+            for client in 0..<clients {
+                let url = urls[client % urls.count]
+                group.addTask { try await Self.load(client: client, url: url, until: deadline) }
+            }
+            var all: [Double] = []
+            for try await some in group { all += some }
+            return all
+        }
+        let elapsed = Double((ContinuousClock.now - started).components.attoseconds) / 1e18
+            + Double((ContinuousClock.now - started).components.seconds)
+        for server in servers { server.stop() }
+        servers = []
+        if setup != "sqlite", let postgres {
+            let connector = PostgresConnector(try PostgresURL(postgres))
+            try? await connector.removeDataSet(named: dataSet)
+            await connector.shutdown()
+        }
+        let sorted = latencies.sorted()
+        func percentile(_ p: Double) -> Double {
+            sorted.isEmpty ? .nan : sorted[min(sorted.count - 1, Int((Double(sorted.count) * p).rounded(.up)) - 1)] * 1_000
+        }
+        var line = BenchLine(step: "serve", records: sorted.count, seconds: elapsed, runs: 1, ops: sorted.count, opUnit: "request")
+        line.add("clients", clients)
+        line.add("processes", urls.count)
+        line.add("p50_ms", percentile(0.5))
+        line.add("p99_ms", percentile(0.99))
+        return line
+    }
+
+    /// One client: requests back to back until `deadline`, each creating one season.
+    /// - Returns: Each request's latency, in seconds.
+    private static func load(client: Int, url: URL, until deadline: ContinuousClock.Instant) async throws -> [Double] {
+        let schema = LeagueSchema.schema
+        let codec = WireCodec(schema: schema)
+        guard let seasons = schema.entity("seasons") else { throw ValidationError("the league schema has no seasons") }
+        let transport = HTTPTransport(url: url)
+        var latencies: [Double] = []
+        var revision: Int64 = 0
+        var serial = 0
+        while ContinuousClock.now < deadline {
+            serial += 1
+            let stamp = Stamp(milliseconds: UInt64(Date().timeIntervalSince1970 * 1_000), replica: ReplicaID(UInt64(0xBE00 + client)))
+            let record = Record(seasons, id: -1, values: [.text("c\(client)s\(serial)"), .integer(2026), .textSet(TextSet(["bench"]))], stamp: stamp)
+            let request = SyncRequest(
+                maxRevision: revision, changeSets: [ChangeSet(entities: [EntityChanges(entity: "seasons", create: [-1], records: [WireRecord(record)])])],
+                clientID: "bench\(client)", requestID: "\(serial)", protocolVersion: WireProtocol.version,
+                schemaVersion: schema.version, schemaFingerprint: schema.fingerprint)
+            let body = Gzip.compress(codec.encode(request))
+            let start = ContinuousClock.now
+            let answer = try await transport.send(body, gzip: true)
+            let response = try codec.decodeResponse(try Gzip.decompressIfGzip(answer, limit: WireLimits().maxDecompressedBytes))
+            let elapsed = ContinuousClock.now - start
+            latencies.append(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+            revision = response.maxRevision
+        }
+        return latencies
+    }
+}
+
+/// A `fieldmerge serve` child on a free loopback port, stopped with SIGTERM.
+final class ServeProcess: @unchecked Sendable {
+    let process: Process
+    let url: URL
+
+    private init(process: Process, url: URL) {
+        self.process = process
+        self.url = url
+    }
+
+    /// Starts `serve --port 0` with `arguments` and waits for its "listening on" line.
+    static func start(_ arguments: [String]) throws -> ServeProcess {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: ChildProcess.currentExecutable)
+        process.arguments = ["serve", "--port", "0"] + arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice  // one log line per request
+        try process.run()
+        var seen = Data()
+        while true {
+            let chunk = output.fileHandleForReading.availableData
+            guard !chunk.isEmpty else {
+                process.waitUntilExit()
+                throw ValidationError("fieldmerge serve \(arguments.joined(separator: " ")) ended before listening (exit \(process.terminationStatus))")
+            }
+            seen.append(chunk)
+            let text = String(decoding: seen, as: UTF8.self)
+            if let range = text.range(of: "listening on "), let end = text[range.upperBound...].firstIndex(of: " "),
+                let url = URL(string: String(text[range.upperBound..<end]))
+            {
+                return ServeProcess(process: process, url: url)
+            }
+        }
+    }
+
+    func stop() {
+        guard process.isRunning else { return }
+        process.terminate()
+        process.waitUntilExit()
+    }
+}
