@@ -70,6 +70,7 @@ extension PostgresServerStorage {
     }
 
     public func changes(_ entity: ServerEntity, after: Int64, through: Int64) async throws -> (alive: [ServerRow], deleted: [Deletion]) {
+        guard try await entitiesLogged(after: after, through: through).contains(entity.name) else { return ([], []) }
         let table = table(entity)
         let window = Self.binds(entity.name, after, through)
         let alive = try await run(table.changedAlive, window).map { row throws(ServerError) in
@@ -82,7 +83,21 @@ extension PostgresServerStorage {
         return (alive, deleted)
     }
 
+    /// The entities with log entries in `after...through`, asked once per window and
+    /// transaction (``windowEntities``).
+    private func entitiesLogged(after: Int64, through: Int64) async throws -> Set<String> {
+        if let known = windowEntities, known.after == after, known.through == through { return known.names }
+        let rows = try await run(
+            "SELECT DISTINCT \"entity\" FROM \(named("__fm_log")) WHERE \"revision\" > $1 AND \"revision\" <= $2",
+            Self.binds(after, through))
+        var names: Set<String> = []
+        for row in rows { if let cell = row.first { names.insert(try Self.decode(cell, as: String.self)) } }
+        windowEntities = (after, through, names)
+        return names
+    }
+
     private func log(_ entity: String, id: Int64, revision: Int64) async throws {
+        windowEntities = nil
         try await run(
             "INSERT INTO \(named("__fm_log")) (\"entity\", \"id\", \"revision\") VALUES ($1, $2, $3) "
                 + "ON CONFLICT (\"entity\", \"id\") DO UPDATE SET \"revision\" = EXCLUDED.\"revision\"",

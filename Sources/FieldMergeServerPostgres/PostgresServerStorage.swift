@@ -30,6 +30,10 @@ public final class PostgresServerStorage: ServerStorage {
     /// The connection of the transaction in progress.
     private var connection: PostgresConnection?
     private var savepoints = 0
+    /// The entities with log entries in a window of revisions, found once per transaction so
+    /// that a catch-up asks only those entities for their changes (one round trip instead of
+    /// two per entity of the schema). Any write to the log forgets it.
+    var windowEntities: (after: Int64, through: Int64, names: Set<String>)?
 
     /// A storage in the PostgreSQL schema `schema` (the URL's when nil) of `connector`'s database.
     ///
@@ -69,7 +73,8 @@ public final class PostgresServerStorage: ServerStorage {
         do {
             return try await connector.client.withConnection { (leased: PostgresConnection) async throws -> T in
                 connection = leased
-                defer { connection = nil }
+                windowEntities = nil
+                defer { (connection, windowEntities) = (nil, nil) }
                 try await run(begin)
                 let result: T
                 do {
