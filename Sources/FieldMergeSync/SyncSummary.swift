@@ -19,7 +19,8 @@ public struct SyncSummary: Sendable, Equatable {
     /// (`Store.unsyncedChanges()`), not sent again until the app retries them, and never
     /// blocking the others.
     public var refused: [RefusedRecord] = []
-    /// Bytes the transport sent and received.
+    /// Bytes handed to the transport, and bytes it returned: over HTTP the answer as
+    /// URLSession gave it, inflated when the server gzip'd it (not the bytes on the wire).
     public var bytesSent = 0
     public var bytesReceived = 0
 

@@ -34,7 +34,8 @@ public struct HTTPTransport: SyncTransport {
         /// Headers added to every request (an `Authorization`, say).
         public var headers: [String: String]
         /// The largest response body taken, in bytes, after URLSession inflated it (it undoes
-        /// `Content-Encoding: gzip` itself, past the codec's bomb limit): the codec's limit.
+        /// `Content-Encoding: gzip` itself): the download stops as soon as the inflated body
+        /// passes it, so memory never holds more. The codec's limit by default.
         public var maxResponseBytes: Int
 
         public init(
@@ -56,6 +57,7 @@ public struct HTTPTransport: SyncTransport {
     public let url: URL
     public let configuration: Configuration
     private let session: URLSession
+    private let download: BoundedDownload
     private let token: TokenProvider?
 
     /// - Parameters:
@@ -75,7 +77,8 @@ public struct HTTPTransport: SyncTransport {
         sessionConfiguration.urlCache = nil
         sessionConfiguration.httpCookieStorage = nil
         sessionConfiguration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        session = URLSession(configuration: sessionConfiguration)
+        download = BoundedDownload()
+        session = URLSession(configuration: sessionConfiguration, delegate: download, delegateQueue: nil)
     }
 
     public func send(_ body: [UInt8], gzip: Bool) async throws -> [UInt8] {
@@ -100,18 +103,16 @@ public struct HTTPTransport: SyncTransport {
         let data: Data
         let response: URLResponse
         do {
-            (data, response) = try await session.data(for: request)
+            (data, response) = try await download.data(for: request, on: session, limit: configuration.maxResponseBytes)
+        } catch let tooLarge as BoundedDownload.TooLarge {
+            throw SyncRequestRejected(
+                status: tooLarge.status, code: "tooLarge",
+                message: "the response passed the client's limit of \(tooLarge.limit) bytes (\(tooLarge.received) received, inflated); the download was stopped")
         } catch {
             try Task.checkCancellation()
             throw TransportError(Self.describe(error))
         }
         guard let http = response as? HTTPURLResponse else { throw TransportError("not an HTTP response from \(url)") }
-        let limit = configuration.maxResponseBytes
-        guard data.count <= limit else {
-            throw SyncRequestRejected(
-                status: http.statusCode, code: "tooLarge",
-                message: "the response of \(data.count) bytes exceeds the client's limit of \(limit) bytes")
-        }
         let bytes = [UInt8](data)
         switch http.statusCode {
         case 200..<300:

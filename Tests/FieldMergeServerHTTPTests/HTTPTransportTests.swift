@@ -52,6 +52,36 @@ import Testing
         }
     }
 
+    /// A gzip'd answer that URLSession inflates past the limit is stopped while it arrives:
+    /// the transport never holds the whole inflated body.
+    @Test func aGzipdResponseInflatingPastTheLimit_isStoppedEarly() async throws {
+        let schema = try httpTestSchema()
+        let server = try RevisionServer(.memory, schema: schema)
+        var changes = EntityChanges(entity: "lists")
+        for id in 1...5_000 as ClosedRange<Int64> {
+            changes.create.append(-id)
+            changes.records.append(WireRecord(Record(schema.entity("lists")!, id: -id, values: [.text(String(repeating: "x", count: 200))],
+                                                     stamp: Stamp(milliseconds: 1, replica: ReplicaID(1)))))
+        }
+        _ = try await server.handle(SyncRequest(maxRevision: 0, changeSets: [ChangeSet(entities: [changes])]))
+        try await withHTTPServer(server) { running in
+            let query = Gzip.compress(Array(#"{"maxRevision":0,"changeSets":[]}"#.utf8))
+            let whole = try await HTTPTransport(url: running.syncURL).send(query, gzip: true)
+            #expect(whole.count > 1_000_000)  // inflated by URLSession
+            let limit = 100_000
+            let transport = HTTPTransport(url: running.syncURL, configuration: .init(maxResponseBytes: limit))
+            do {
+                _ = try await transport.send(query, gzip: true)
+                Issue.record("a response over the limit was taken")
+            } catch let rejected as SyncRequestRejected {
+                #expect(rejected.code == "tooLarge" && rejected.message.contains("the download was stopped"))
+                let received = rejected.message.split(separator: "(").last.flatMap { Int($0.split(separator: " ")[0]) }
+                let stoppedAt = try #require(received, "\(rejected.message)")
+                #expect(stoppedAt > limit && stoppedAt < whole.count / 2)
+            }
+        }
+    }
+
     @Test func wrongPath_throwsRejection404() async throws {
         try await withHTTPServer(try RevisionServer(.memory, schema: httpTestSchema())) { running in
             let transport = HTTPTransport(url: running.url("/not-sync"))

@@ -1,0 +1,82 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Collects response bodies for ``HTTPTransport``, cancelling an exchange as soon as its
+/// body passes the transport's limit: URLSession inflates `Content-Encoding: gzip` as the
+/// bytes arrive, so without this a small gzip'd answer could fill memory before any size
+/// check. Memory per exchange stays within the limit plus one chunk.
+final class BoundedDownload: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    /// The body passed `limit` bytes after `received` had arrived.
+    struct TooLarge: Error {
+        var received: Int
+        var limit: Int
+        var status: Int
+    }
+
+    private struct Exchange {
+        var data = Data()
+        var limit: Int
+        var response: URLResponse?
+        /// Bytes that arrived; past the limit, the body is dropped and only this is kept.
+        var received = 0
+        var tooLarge = false
+        var continuation: CheckedContinuation<(Data, URLResponse), any Error>
+    }
+
+    private let lock = NSLock()
+    private var exchanges: [Int: Exchange] = [:]
+
+    /// Runs `request` on `session` (whose delegate is this object) and returns its body,
+    /// or throws ``TooLarge`` once the body passes `limit` bytes.
+    func data(for request: URLRequest, on session: URLSession, limit: Int) async throws -> (Data, URLResponse) {
+        let task = session.dataTask(with: request)
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                lock.withLock { exchanges[task.taskIdentifier] = Exchange(limit: limit, continuation: continuation) }
+                task.resume()
+            }
+        } onCancel: {
+            task.cancel()
+        }
+    }
+
+    func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+        completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
+    ) {
+        lock.withLock { exchanges[dataTask.taskIdentifier]?.response = response }
+        completionHandler(.allow)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        let cancel: Bool = lock.withLock {
+            guard var exchange = exchanges[dataTask.taskIdentifier], !exchange.tooLarge else { return false }
+            exchange.received += data.count
+            if exchange.received > exchange.limit {
+                exchange.tooLarge = true
+                exchange.data = Data()
+            } else {
+                exchange.data.append(data)
+            }
+            exchanges[dataTask.taskIdentifier] = exchange
+            return exchange.tooLarge
+        }
+        if cancel { dataTask.cancel() }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        guard let exchange = lock.withLock({ exchanges.removeValue(forKey: task.taskIdentifier) }) else { return }
+        if exchange.tooLarge {
+            let status = (exchange.response as? HTTPURLResponse)?.statusCode ?? 0
+            exchange.continuation.resume(throwing: TooLarge(received: exchange.received, limit: exchange.limit, status: status))
+        } else if let error {
+            exchange.continuation.resume(throwing: error)
+        } else if let response = exchange.response {
+            exchange.continuation.resume(returning: (exchange.data, response))
+        } else {
+            exchange.continuation.resume(throwing: URLError(.badServerResponse))
+        }
+    }
+}
