@@ -46,3 +46,29 @@ extension Stamp {
     /// field itself).
     public static let schemaDefault = Stamp(clock: 0, replica: ReplicaID(1))
 }
+
+extension SchemaMigration {
+    /// The changes of a migration in the order a file makes them: entity renames first (the
+    /// rest names entities by their new names), then field renames, then added fields (per
+    /// entity, how many at its end), then added entities. Rule changes need nothing stored.
+    public struct Steps: Sendable {
+        public var entityRenames: [(from: String, to: String)] = []
+        public var fieldRenames: [(entity: String, from: String, to: String)] = []
+        public var addedFields: [(entity: Entity, count: Int)] = []
+        public var addedEntities: [Entity] = []
+
+        public init(_ changes: [SchemaChange], in schema: Schema) {
+            var added: [String: Int] = [:]
+            for change in changes {
+                switch change.kind {
+                case .renameEntity(let from, let to): entityRenames.append((from, to))
+                case .renameField(let entity, let from, let to): fieldRenames.append((entity, from, to))
+                case .addField(let entity, _): added[entity, default: 0] += 1
+                case .addEntity(let name): if let entity = schema.entity(name) { addedEntities.append(entity) }
+                case .changeEntityRules, .changeFieldRules, .unsupported: break
+                }
+            }
+            addedFields = added.sorted { $0.key < $1.key }.compactMap { name, count in schema.entity(name).map { ($0, count) } }
+        }
+    }
+}

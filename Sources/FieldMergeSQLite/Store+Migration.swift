@@ -69,24 +69,11 @@ struct Migration {
     static let entityColumns = ["__fm_outbox", "__fm_tombstones", "__fm_idmap", "__fm_parked", "__fm_captured", "__fm_conflicts"]
 
     mutating func run(_ changes: [SchemaChange]) throws {
-        for change in changes {
-            if case .renameEntity(let from, let to) = change.kind { try renameEntity(from, to) }
-        }
-        for change in changes {
-            if case .renameField(let entity, let from, let to) = change.kind { try renameField(entity, from, to) }
-        }
-        var added: [String: Int] = [:]
-        for change in changes {
-            if case .addField(let entity, _) = change.kind { added[entity, default: 0] += 1 }
-        }
-        for (name, count) in added.sorted(by: { $0.key < $1.key }) {
-            guard let entity = schema.entity(name) else { continue }
-            try addFields(entity, count: count)
-        }
-        for change in changes {
-            guard case .addEntity(let name) = change.kind, let entity = schema.entity(name) else { continue }
-            try database.execute(StoreSchema.createTable(entity))
-        }
+        let steps = SchemaMigration.Steps(changes, in: schema)
+        for (from, to) in steps.entityRenames { try renameEntity(from, to) }
+        for (entity, from, to) in steps.fieldRenames { try renameField(entity, from, to) }
+        for (entity, count) in steps.addedFields { try addFields(entity, count: count) }
+        for entity in steps.addedEntities { try database.execute(StoreSchema.createTable(entity)) }
         for entity in schema.entities {
             for index in entity.referenceIndexes { try database.execute(index) }
         }
@@ -186,12 +173,20 @@ struct Migration {
 }
 
 /// Re-encodes stamps and ancestors of records for fields added at the end of an entity.
-struct BlobGrowth {
+package struct BlobGrowth {
     let before: Entity, after: Entity, added: [Field]
 
     func stamps(_ bytes: [UInt8], entity: String, id: Int64) throws -> [UInt8] {
-        var stamps = try bytes.withUnsafeBytes { (raw) throws(RecordCodingError) in try RecordCoding.decodeStamps(raw, count: before.fields.count) }
-        stamps += Array(repeating: Stamp.schemaDefault, count: added.count)
+        try Self.growStamps(bytes, from: before.fields.count, adding: added.count)
+    }
+
+    /// Stamps of `count` fields with `adding` more, stamped ``Stamp/schemaDefault``.
+    package static func growStamps(_ bytes: [UInt8], from count: Int, adding: Int) throws(RecordCodingError) -> [UInt8] {
+        let decoded: Result<ContiguousArray<Stamp>, RecordCodingError> = bytes.withUnsafeBytes { raw in
+            Result { () throws(RecordCodingError) in try RecordCoding.decodeStamps(raw, count: count) }
+        }
+        var stamps = try decoded.get()
+        stamps += Array(repeating: Stamp.schemaDefault, count: adding)
         var out: [UInt8] = []
         RecordCoding.encodeStamps(stamps, into: &out)
         return out

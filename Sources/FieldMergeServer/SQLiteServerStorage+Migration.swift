@@ -64,31 +64,20 @@ struct ServerMigration {
     let old: SchemaOutline
 
     func run(_ changes: [SchemaChange]) throws(SQLiteError) {
-        for change in changes {
-            guard case .renameEntity(let from, let to) = change.kind else { continue }
+        let steps = SchemaMigration.Steps(changes, in: schema)
+        for (from, to) in steps.entityRenames {
             try dropReferenceIndexes(from)
             try database.execute("ALTER TABLE \(Database.quote(from)) RENAME TO \(Database.quote(to))")
             for table in ["__fm_ids", "__fm_deleted", "__fm_log"] {
                 try database.run("UPDATE \(Database.quote(table)) SET \"entity\" = ? WHERE \"entity\" = ?", [.text(to), .text(from)])
             }
         }
-        for change in changes {
-            guard case .renameField(let entity, let from, let to) = change.kind else { continue }
+        for (entity, from, to) in steps.fieldRenames {
             try database.execute("DROP INDEX IF EXISTS \(Database.quote("__fm_ref_\(entity)_\(from)"))")
             try database.execute("ALTER TABLE \(Database.quote(entity)) RENAME COLUMN \(Database.quote(from)) TO \(Database.quote(to))")
         }
-        var added: [String: Int] = [:]
-        for change in changes {
-            if case .addField(let entity, _) = change.kind { added[entity, default: 0] += 1 }
-        }
-        for (name, count) in added.sorted(by: { $0.key < $1.key }) {
-            guard let entity = schema.entity(name) else { continue }
-            try addFields(entity, count: count)
-        }
-        for change in changes {
-            guard case .addEntity(let name) = change.kind, let entity = schema.entity(name) else { continue }
-            try database.execute(SQLiteServerTable(entity).createTable)
-        }
+        for (entity, count) in steps.addedFields { try addFields(entity, count: count) }
+        for entity in steps.addedEntities { try database.execute(SQLiteServerTable(entity).createTable) }
     }
 
     private func dropReferenceIndexes(_ entity: String) throws(SQLiteError) {
@@ -114,13 +103,10 @@ struct ServerMigration {
         let update = try database.statement("UPDATE \(table) SET \"__fm_stamps\" = ?, \"__fm_fields\" = ? WHERE \"id\" = ?")
         for row in rows {
             guard case .integer(let id) = row[0], case .blob(let bytes) = row[1] else { continue }
-            let decoded: Result<ContiguousArray<Stamp>, RecordCodingError> = bytes.withUnsafeBytes { raw in
-                Result { () throws(RecordCodingError) in try RecordCoding.decodeStamps(raw, count: oldCount) }
+            let encoded: [UInt8]
+            do { encoded = try BlobGrowth.growStamps(bytes, from: oldCount, adding: count) } catch {
+                throw SQLiteError.damagedServerRow(entity.name, id)
             }
-            guard case .success(var stamps) = decoded else { throw SQLiteError.damagedServerRow(entity.name, id) }
-            stamps += Array(repeating: Stamp.schemaDefault, count: count)
-            var encoded: [UInt8] = []
-            RecordCoding.encodeStamps(stamps, into: &encoded)
             try update.bind(encoded, at: 1)
             // A field revision is a distance back from the record's; 0: the record's own.
             if case .blob(let fields) = row[2] { try update.bind(fields + Array(repeating: 0, count: count), at: 2) } else {
