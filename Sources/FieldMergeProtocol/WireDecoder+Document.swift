@@ -43,7 +43,7 @@ extension _Parser {
                         throw error(.incompatibleSchema,
                             "the request was made with another schema (version \(schemaVersion.map(String.init) ?? "unknown"), fingerprint \(fingerprint)) "
                             + "than the server's (version \(codec.schema.version), fingerprint \(codec.schemaFingerprint)): "
-                            + ((schemaVersion ?? 0) < codec.schema.version ? "update the app" : "update the server"), at: start)
+                            + Self.whichToUpdate(client: schemaVersion, server: codec.schema.version), at: start)
                     }
                 } else {
                     try skipValue()  // unknown top-level keys: forward compatibility
@@ -140,6 +140,12 @@ extension _Parser {
             throw error(.outOfRange, "limit must be within 1...\(Int32.max)", at: start)
         }
         return Int(limit)
+    }
+
+    /// Which side is behind, when the request said its version before its fingerprint.
+    static func whichToUpdate(client: Int?, server: Int) -> String {
+        guard let client else { return "update the app or the server" }
+        return client < server ? "update the app" : "update the server"
     }
 
     private mutating func positiveInt(_ what: String) throws(WireError) -> Int? {

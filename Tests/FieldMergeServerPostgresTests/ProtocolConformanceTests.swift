@@ -51,8 +51,16 @@ import Testing
         try await seed(server, json["setup"], schema: schema, setNextID: setNextID)
         let codec = WireCodec(schema: schema)
         for (index, step) in stepList.enumerated() {
+            if let request = step["request"], case .string(let code)? = step["expectedError"]?["code"] {
+                // Refused as a whole: the codec refuses it, so the server never sees it.
+                let error = #expect(throws: WireError.self, "\(file) step \(index)") {
+                    try codec.decodeRequest(Array(request.rendered().utf8))
+                }
+                #expect(error?.code.rawValue == code, "\(file) step \(index)")
+                continue
+            }
             guard let request = step["request"], let expected = step["expected"] else {
-                Issue.record("\(file) step \(index): needs request and expected")
+                Issue.record("\(file) step \(index): needs request and expected, or expectedError")
                 continue
             }
             let decoded = try codec.decodeRequest(Array(request.rendered().utf8))
