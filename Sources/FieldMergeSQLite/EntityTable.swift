@@ -8,6 +8,8 @@ final class EntityTable {
     /// `id, f1, ..., fn, stamps, pending, revision, ancestor`
     let upsert: String
     let select: String
+    /// Every row, permanent ids first in ascending order, then temporary ids from -1 down.
+    let selectAll: String
     /// `select`, from the entity's shadow table (rows as they were before a plain-SQL write).
     let selectShadow: String
     let delete: String
@@ -28,6 +30,7 @@ final class EntityTable {
         upsert = "INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES (\(placeholders)) "
             + "ON CONFLICT (\"id\") DO UPDATE SET \(updates)"
         select = "SELECT \(columns.joined(separator: ", ")) FROM \(table) WHERE \"id\" = ?"
+        selectAll = "SELECT \(columns.joined(separator: ", ")) FROM \(table) ORDER BY \"id\" < 0, abs(\"id\")"
         selectShadow = "SELECT \(columns.joined(separator: ", ")) FROM \(StoreCapture.shadowName(entity)) WHERE \"id\" = ?"
         delete = "DELETE FROM \(table) WHERE \"id\" = ?"
         kinds = entity.fields.map(\.type.valueKind)

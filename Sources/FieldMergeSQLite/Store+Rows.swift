@@ -50,8 +50,12 @@ extension Store {
             }
             values.append(value)
         }
+        // No stamps yet (an empty blob): a row inserted with plain SQL that the store has not
+        // taken in yet (its next transaction will stamp it); read as unstamped.
         let stamps = try decodeBlob(statement, table.stampsIndex, "stamps of \(entity.name)#\(id)") {
-            (bytes) throws(RecordCodingError) in try RecordCoding.decodeStamps(bytes, count: entity.fields.count)
+            (bytes) throws(RecordCodingError) in
+            bytes.isEmpty ? ContiguousArray(repeating: Stamp.none, count: entity.fields.count)
+                : try RecordCoding.decodeStamps(bytes, count: entity.fields.count)
         }
         let pending = FieldMask(bits: UInt64(bitPattern: statement.int64(table.pendingIndex)))
         let revision = statement.isNull(table.revisionIndex) ? nil : statement.int64(table.revisionIndex)

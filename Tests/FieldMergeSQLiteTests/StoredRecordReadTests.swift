@@ -49,4 +49,22 @@ struct Appointment: StoredRecord {
         #expect(lists.map(\.id) == [-1, -3])
         #expect(try store.fetchAll(Appointment.self).isEmpty)
     }
+
+    /// A row another connection inserted with plain SQL is listed before the store has
+    /// taken it in (under the temporary id its trigger gave it), not read as damaged.
+    @Test func fetchAll_listsARowInsertedWithPlainSQL_beforeItIsTakenIn() throws {
+        let folder = TemporaryFolder()
+        defer { folder.remove() }
+        let path = folder.file("replica.sqlite")
+        let store = try Store(.file(path: path), schema: Schema([TodoList.table.entity, Reminder.table.entity]), replica: ReplicaID(1))
+        var home = TodoList(name: "Home")
+        try store.insert(&home)
+        let other = try Database(.file(path: path))
+        try other.run("INSERT INTO lists (name) VALUES (?)", [.text("Work")])
+        other.close()
+        #expect(try store.fetchAll(TodoList.self).map(\.name) == ["Home", "Work"])
+        #expect(try store.fetchAll(TodoList.self).map(\.id) == [-1, -2])
+        try store.captureExternalWrites()
+        #expect(try store.record("lists", id: -2)?.stamps.allSatisfy { !$0.isNone } == true)
+    }
 }
