@@ -54,6 +54,9 @@ public struct WireCodec: Sendable {
     public let limits: WireLimits
     let tables: [_EntityTable]
     let entityIndex: [String: Int]
+    /// Older versions of ``schema`` whose requests this codec reads, by fingerprint
+    /// (``init(schema:limits:older:)``).
+    var olderVersions: [String: WireVersion] = [:]
 
     public init(schema: Schema, limits: WireLimits = WireLimits()) {
         self.schema = schema
@@ -130,7 +133,17 @@ public struct WireCodec: Sendable {
     public func decodeRequest(_ bytes: UnsafeRawBufferPointer) throws(WireError) -> SyncRequest {
         try checkSize(bytes)
         var parser = _Parser(bytes, limits: limits)
-        return try parser.parseRequest(self)
+        do {
+            return try parser.parseRequest(self)
+        } catch {
+            // A request of an older version whose fingerprint came after its change sets:
+            // read again with that version's codec.
+            guard !olderVersions.isEmpty else { throw error }
+            var peek = _Parser(bytes, limits: limits)
+            guard let fingerprint = try? peek.peekSchemaFingerprint(), let version = olderVersions[fingerprint] else { throw error }
+            var again = _Parser(bytes, limits: limits)
+            return try again.parseRequest(version.codec)
+        }
     }
 
     /// Reads a response body.

@@ -4,6 +4,7 @@ import FieldMerge
 /// order; a change set's `types` may follow the entity objects it lists.
 extension _Parser {
     mutating func parseRequest(_ codec: WireCodec) throws(WireError) -> SyncRequest {
+        var codec = codec
         let objectAt = try documentStart()
         var maxRevision: Int64?, changeSets: [ChangeSet]?
         var clientID: String?, requestID: String?, limit: Int?, version: Int?
@@ -38,7 +39,11 @@ extension _Parser {
                     let start = position
                     schemaFingerprint = try optionalText("schemaFingerprint")
                     // Checked as soon as it is read: FieldMerge clients send it before their
-                    // change sets, which another schema could not read.
+                    // change sets, which another schema could not read. An older version
+                    // the codec knows reads them with its own codec.
+                    if let fingerprint = schemaFingerprint, seen & 2 == 0, let older = codec.olderVersions[fingerprint] {
+                        codec = older.codec
+                    }
                     if let fingerprint = schemaFingerprint, fingerprint != codec.schemaFingerprint {
                         throw error(.incompatibleSchema,
                             "the request was made with another schema (version \(schemaVersion.map(String.init) ?? "unknown"), fingerprint \(fingerprint)) "
@@ -56,6 +61,20 @@ extension _Parser {
         return SyncRequest(
             maxRevision: maxRevision, changeSets: changeSets, clientID: clientID, requestID: requestID, limit: limit,
             protocolVersion: version, schemaVersion: schemaVersion, schemaFingerprint: schemaFingerprint)
+    }
+
+    /// The top-level `schemaFingerprint` of a request, every other value skipped; nil when
+    /// it has none.
+    mutating func peekSchemaFingerprint() throws(WireError) -> String? {
+        _ = try documentStart()
+        var fingerprint: String?
+        if try open(UInt8(ascii: "{"), "an object (the request)") {
+            repeat {
+                let key = try key()
+                if key.equals("schemaFingerprint") { fingerprint = try optionalText("schemaFingerprint") } else { try skipValue() }
+            } while try next(UInt8(ascii: "}"))
+        }
+        return fingerprint
     }
 
     mutating func parseResponse(_ codec: WireCodec) throws(WireError) -> SyncResponse {

@@ -47,6 +47,11 @@ extension Store {
                 try database.run("UPDATE \"__fm_state\" SET \"value\" = ? WHERE \"key\" = 'schema'", [.text(expected.joined(separator: "\n"))])
                 try database.run("INSERT OR REPLACE INTO \"__fm_state\" (\"key\", \"value\") VALUES ('schemaVersion', ?)",
                                  [.integer(Int64(schema.version))])
+                if changes.contains(where: \.refetches) {
+                    // The server answered the older version without these fields and entities:
+                    // the next sync catches up from the start and brings their values.
+                    try database.run("UPDATE \"__fm_state\" SET \"value\" = 0 WHERE \"key\" = 'maxRevision'")
+                }
             }
         } catch let error as StoreError {
             throw error
@@ -203,5 +208,16 @@ package struct BlobGrowth {
         var out: [UInt8] = []
         RecordCoding.encodeAncestor(grown, revision: revision, entity: after, into: &out)
         return out
+    }
+}
+
+extension SchemaChange {
+    /// Whether a store that made this change must catch up from the start: an added field or
+    /// entity has values on the server that the older version was not sent.
+    var refetches: Bool {
+        switch kind {
+        case .addField, .addEntity: true
+        default: false
+        }
     }
 }

@@ -19,7 +19,7 @@ public final class InProcessTransport: SyncTransport {
     public init(server: RevisionServer, identity: SyncIdentity? = nil) {
         self.server = server
         self.identity = identity
-        codec = WireCodec(schema: server.schema)
+        codec = server.wireCodec()
     }
 
     public func send(_ body: [UInt8], gzip: Bool) async throws -> [UInt8] {
@@ -32,7 +32,7 @@ public final class InProcessTransport: SyncTransport {
         } catch {
             throw error.clientError
         }
-        let encoded = codec.encode(response)
+        let encoded = codec.codec(answering: request).encode(response)
         return gzip ? Gzip.compress(encoded) : encoded
     }
 

@@ -30,8 +30,15 @@ extension RevisionServer {
         await turnstile.enter()
         defer { turnstile.leave() }
         let before = maxRevision
-        let response = try await answer(request, identity: identity)
-        return (response, before, maxRevision)
+        // A client of an older schema version: its change sets in the current schema, the
+        // answer in its own (the stored reply stays in the current schema).
+        guard let version = codec.version(fingerprint: request.schemaFingerprint) else {
+            return (try await answer(request, identity: identity), before, maxRevision)
+        }
+        var lifted = request
+        lifted.changeSets = version.lift(request.changeSets)
+        let response = try await answer(lifted, identity: identity)
+        return (version.project(response), before, maxRevision)
     }
 
     private func answer(_ request: SyncRequest, identity: SyncIdentity?) async throws(ServerError) -> SyncResponse {

@@ -87,7 +87,9 @@ public actor RevisionServer {
         } catch {
             throw ServerError.wrapping(error)
         }
-        self.init(prepared: storage, state: state, schema: schema, options: options, replica: replica, wall: wall)
+        self.init(
+            prepared: storage, state: state, schema: schema, options: options, replica: replica, wall: wall,
+            olderSchemas: storage.olderSchemas)
     }
 
     /// A server on SQLite (the embedded default): a file, or a private in-memory database.
@@ -104,18 +106,24 @@ public actor RevisionServer {
         try storage.prepare(schema: schema)
         self.init(
             prepared: storage, state: try storage.currentState(), schema: schema, options: options, replica: replica, wall: wall,
-            migrations: storage.migrations)
+            migrations: storage.migrations, olderSchemas: storage.olderSchemas)
     }
 
     /// What opening the SQLite storage changed in its file to move it to a newer schema
     /// version (Specs/schema.md, "Evolution"); empty otherwise.
     public nonisolated let migrations: [SchemaChange]
 
+    /// The older versions of ``schema`` whose clients this server still answers, each in its
+    /// own schema (Specs/schema.md, "Mixed-version fleets"): the versions its SQLite file was
+    /// migrated from. Clients of other versions are refused (`incompatibleSchema`).
+    public nonisolated let olderSchemas: [OlderSchema]
+
     private init(
         prepared storage: any ServerStorage, state: ServerState, schema: Schema, options: Options, replica: ReplicaID,
-        wall: any WallClock, migrations: [SchemaChange] = []
+        wall: any WallClock, migrations: [SchemaChange] = [], olderSchemas: [OlderSchema] = []
     ) {
         self.migrations = migrations
+        self.olderSchemas = olderSchemas
         maxRevision = state.maxRevision
         self.schema = schema
         self.options = options
@@ -124,7 +132,7 @@ public actor RevisionServer {
         self.replica = replica
         self.wall = wall
         executor = DatabaseExecutor(label: "FieldMerge.RevisionServer")
-        codec = WireCodec(schema: schema)
+        codec = WireCodec(schema: schema, older: olderSchemas)
         clock = HybridClock(replica: replica, maxDrift: options.maxDrift, wall: wall)
         var entities = schema.entities.enumerated().map { ServerEntity($1, position: $0) }
         var positions: [String: Int] = [:]
@@ -158,6 +166,11 @@ public actor RevisionServer {
     /// answers nothing after it.
     package func close() {
         (storage as? SQLiteServerStorage)?.database.close()
+    }
+
+    /// A codec for this server's requests and answers, older versions' included.
+    public nonisolated func wireCodec(limits: WireLimits = WireLimits()) -> WireCodec {
+        WireCodec(schema: schema, limits: limits, older: olderSchemas)
     }
 
     func entity(_ name: String) throws(ServerRefusal) -> ServerEntity {

@@ -24,6 +24,7 @@ extension SQLiteServerStorage {
             try Self.sqlite { () throws(SQLiteError) in try recordSchema(schema) }
             return []
         }
+        defer { olderSchemas = (try? Self.sqlite { () throws(SQLiteError) in try readOlderSchemas(below: schema.version) }) ?? [] }
         let changes: [SchemaChange]
         do {
             changes = try SchemaMigration.plan(lines: stored, version: version, to: schema)
@@ -36,6 +37,7 @@ extension SQLiteServerStorage {
             try database.execute("BEGIN IMMEDIATE")
             do throws(SQLiteError) {
                 try ServerMigration(database: database, schema: schema, old: old).run(changes)
+                try recordVersion(version, lines: stored, old: old, changes: changes)
                 try recordSchema(schema)
                 try database.execute("COMMIT")
             } catch {
@@ -45,6 +47,43 @@ extension SQLiteServerStorage {
         }
         return changes
     }
+
+    /// Keeps the version the file leaves behind, so that its clients are still answered
+    /// (Specs/schema.md, "Mixed-version fleets"): its lines, and each of its entities'
+    /// names in the new version; the versions kept before follow this migration's renames.
+    private func recordVersion(_ version: Int, lines: [String], old: SchemaOutline, changes: [SchemaChange]) throws(SQLiteError) {
+        try database.execute(Self.versionsTable)
+        var renamed: [String: String] = [:]
+        for change in changes { if case .renameEntity(let from, let to) = change.kind { renamed[from] = to } }
+        let follow = { (names: [String]) in names.map { renamed[$0] ?? $0 }.joined(separator: "\n") }
+        let update = try database.statement("UPDATE \"__fm_schema_versions\" SET \"names\" = ? WHERE \"version\" = ?")
+        for row in try database.rows("SELECT \"version\", \"names\" FROM \"__fm_schema_versions\"") {
+            guard case .integer(let number) = row[0], case .text(let names) = row[1] else { continue }
+            try update.bind(follow(names.split(separator: "\n").map(String.init)), at: 1)
+            try update.bind(number, at: 2)
+            try update.execute()
+            update.reset()
+        }
+        try database.run("INSERT OR REPLACE INTO \"__fm_schema_versions\" VALUES (?, ?, ?)",
+                         [.integer(Int64(version)), .text(lines.joined(separator: "\n")), .text(follow(old.entities.map(\.name)))])
+    }
+
+    /// The versions this file has left behind, older than `current`; one that cannot be
+    /// read back is left out (its clients are refused, as without it).
+    func readOlderSchemas(below current: Int) throws(SQLiteError) -> [OlderSchema] {
+        guard try database.scalar("SELECT count(*) FROM sqlite_master WHERE name = '__fm_schema_versions'") == .integer(1) else { return [] }
+        return try database.rows("SELECT \"version\", \"lines\", \"names\" FROM \"__fm_schema_versions\" ORDER BY \"version\"")
+            .compactMap { row -> OlderSchema? in
+                guard case .integer(let version) = row[0], version < current, case .text(let lines) = row[1], case .text(let names) = row[2],
+                    let outline = SchemaOutline(lines: lines.split(separator: "\n").map(String.init))
+                else { return nil }
+                return try? OlderSchema(outline, version: Int(version), currentNames: names.split(separator: "\n").map(String.init))
+            }
+    }
+
+    static let versionsTable = """
+        CREATE TABLE IF NOT EXISTS "__fm_schema_versions" ("version" INTEGER PRIMARY KEY, "lines" TEXT NOT NULL, "names" TEXT NOT NULL)
+        """
 
     private func recordSchema(_ schema: Schema) throws(SQLiteError) {
         try database.execute("DELETE FROM \"__fm_schema\"")

@@ -16,6 +16,8 @@ public final class SQLiteServerStorage: ServerStorage {
     private var savepoints = 0
     /// What opening the storage changed in its file to move it to a newer schema version.
     public private(set) var migrations: [SchemaChange] = []
+    /// The older schema versions this file was migrated from, whose clients it still answers.
+    public internal(set) var olderSchemas: [OlderSchema] = []
 
     /// Opens (or creates) the database at `location`.
     ///

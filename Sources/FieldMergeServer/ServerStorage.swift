@@ -20,6 +20,10 @@ public protocol ServerStorage: AnyObject {
     /// - Throws: ``ServerError/Code/schemaMismatch`` saying what differs.
     func open(schema: Schema) async throws
 
+    /// After ``open(schema:)``: the older versions of the schema whose clients the storage's
+    /// data set still serves (Specs/schema.md, "Mixed-version fleets"); empty by default.
+    var olderSchemas: [OlderSchema] { get }
+
     /// Runs `body` as one write transaction, committed when it returns and rolled back when
     /// it throws. Write transactions of all servers on one data set run one after another,
     /// so revisions commit in the order of their numbers.
@@ -175,4 +179,8 @@ public struct ServerRow: Sendable {
         }
         return position == bytes.count ? fields : nil
     }
+}
+
+extension ServerStorage {
+    public var olderSchemas: [OlderSchema] { [] }
 }

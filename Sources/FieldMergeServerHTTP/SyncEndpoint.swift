@@ -22,7 +22,7 @@ public struct SyncEndpoint: Sendable {
     /// An endpoint for `server`, with the limits and gzip level of `configuration` (its
     /// address is not used here).
     public init(server: RevisionServer, configuration: SyncHTTPServer.Configuration = SyncHTTPServer.Configuration()) {
-        self.init(.single(server), schema: server.schema, configuration: configuration)
+        self.init(.single(server), codec: server.wireCodec(limits: configuration.limits), configuration: configuration)
     }
 
     /// An endpoint for many data sets, one per tenant: each request goes to the server of the
@@ -31,12 +31,12 @@ public struct SyncEndpoint: Sendable {
     public init(
         tenants: TenantDirectory, schema: Schema, configuration: SyncHTTPServer.Configuration = SyncHTTPServer.Configuration()
     ) {
-        self.init(.tenants(tenants), schema: schema, configuration: configuration)
+        self.init(.tenants(tenants), codec: WireCodec(schema: schema, limits: configuration.limits), configuration: configuration)
     }
 
-    private init(_ source: RevisionServerHost.Source, schema: Schema, configuration: SyncHTTPServer.Configuration) {
+    private init(_ source: RevisionServerHost.Source, codec: WireCodec, configuration: SyncHTTPServer.Configuration) {
         host = RevisionServerHost(source)
-        responder = SyncResponder(host: host, codec: WireCodec(schema: schema, limits: configuration.limits), configuration: configuration)
+        responder = SyncResponder(host: host, codec: codec, configuration: configuration)
     }
 
     /// Adds `POST /sync` and `GET`/`HEAD /health` to `router` (405 for other methods on those

@@ -58,7 +58,8 @@ extension SyncResponder {
                 throw Refusal(error)
             }
 
-            var encoded = codec.encode(outcome.response)
+            // A client of an older schema version is answered in its own.
+            var encoded = codec.codec(answering: syncRequest).encode(outcome.response)
             let gzipResponse = ContentCoding.acceptsGzip(request.headers[.acceptEncoding])
             if gzipResponse { encoded = Gzip.compress(encoded, level: configuration.gzipLevel) }
             host.count {

@@ -226,7 +226,7 @@ struct EditGenerator: Sendable {
     private mutating func pick(_ store: Store, entity: Int, protected: Bool = false) throws -> Record? {
         let name = schema.entities[entity].name
         if protected {
-            let count = UInt64(seed.counts[entity] + 1) / 2
+            let count = UInt64(seed.count(entity) + 1) / 2
             for _ in 0..<8 {
                 let id = Int64(random.below(count)) * 2 + 1
                 if isProtected(entity: entity, id: id), let record = try store.record(name, id: id), !record.isDeleted { return record }
@@ -246,7 +246,7 @@ struct EditGenerator: Sendable {
     /// A seeded record with an odd id whose cascading parents are protected: never deleted
     /// unless `cascades` is on.
     func isProtected(entity: Int, id: Int64) -> Bool {
-        guard id >= 1, id <= Int64(seed.counts[entity]), id % 2 == 1 else { return false }
+        guard id >= 1, id <= Int64(seed.count(entity)), id % 2 == 1 else { return false }
         let values = seed.values(entity: entity, id: id)
         for (index, role) in roles[entity].enumerated() {
             if case .reference(let target, .cascade) = role, case .integer(let parent) = values[index],

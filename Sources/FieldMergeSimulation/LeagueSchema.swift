@@ -16,9 +16,11 @@ public enum LeagueSchema {
         do { return try Schema(entities) } catch { fatalError("LeagueSchema is invalid: \(error)") }
     }()
 
-    /// Version 2, which `simulate --upgrade` moves the server and every device to half way:
-    /// `venues.city` renamed `town`, `teams.fans` (a counter, default 100) and
-    /// `players.nickname` (text, default "rookie") added (Specs/simulation.md).
+    /// Version 2, which `simulate --upgrade` moves the server and half the devices to a third
+    /// of the way, and the other half a few rounds later: `venues.city` renamed `town`,
+    /// `teams.fans` (a counter, default 100) and `players.nickname` (text, default "rookie")
+    /// added, `teams.bestScore` decided by the built-in `max` instead of `highScore` (the
+    /// same rule, now built in), and a new entity `sponsors` (Specs/simulation.md).
     public static let upgraded: Schema = {
         var entities = LeagueSchema.entities
         func change(_ name: String, _ body: (inout Entity) -> Void) {
@@ -28,6 +30,11 @@ public enum LeagueSchema {
         change("venues") { $0.fields[1] = Field("town", .text, renamedFrom: "city") }
         change("teams") { $0.fields.append(Field("fans", .integer, strategy: .counter, default: .integer(100))) }
         change("players") { $0.fields.append(Field("nickname", .text, default: .text("rookie"))) }
+        change("teams") { $0.fields[3].strategy = .max }
+        entities.append(Entity("sponsors", fields: [
+            Field("name", .text), Field("teamID", .reference(to: "teams", onDelete: .setNull)),
+            Field("budget", .integer, strategy: .max),
+        ]))
         do { return try Schema(entities, version: 2) } catch { fatalError("LeagueSchema.upgraded is invalid: \(error)") }
     }()
 

@@ -172,7 +172,7 @@ struct Check {
         if let creation = creations[key] {
             return (padded(creation.values), creation.stamp, creation.exempt, creation.device, creation.values.count)
         }
-        guard key.id >= 1, key.id <= Int64(oracle.seed.counts[key.entity]) else { return nil }
+        guard key.id >= 1, key.id <= Int64(oracle.seed.count(key.entity)) else { return nil }
         let values = oracle.seed.values(entity: key.entity, id: key.id)
         return (padded(values), Stamp(milliseconds: oracle.seed.start, replica: SeedData.replica), false, nil, values.count)
     }
@@ -238,7 +238,7 @@ struct Check {
             present.append(ids)
         }
         for entity in schema.entities.indices {
-            let keys = (1...Int64(max(1, oracle.seed.counts[entity]))).map { Key(entity: entity, id: $0) }
+            let keys = (0..<Int64(oracle.seed.count(entity))).map { Key(entity: entity, id: $0 + 1) }
                 + creations.keys.filter { $0.entity == entity }
             for key in keys {
                 result.records += 1

@@ -26,6 +26,10 @@ struct SeedData: Sendable {
 
     var total: Int { counts.reduce(0, +) }
 
+    /// How many records of `entity` were seeded: none of an entity a later schema version
+    /// added.
+    func count(_ entity: Int) -> Int { entity < counts.count ? counts[entity] : 0 }
+
     /// The seeded values of record `id` of entity `entity` (an index into the schema).
     func values(entity: Int, id: Int64) -> ContiguousArray<Value> {
         var random = SplitMix64(seed: seed ^ (UInt64(entity + 1) &* 0xA24B_AED4_963E_E407) ^ (UInt64(id) &* 0x9FB2_1C65_1E98_DF25))

@@ -37,7 +37,7 @@ public actor ServerEndpoint: SyncTransport {
 
     /// A server in this process; `reopen` opens it again from its file (for a restart).
     init(server: sending RevisionServer, reopen: @escaping @Sendable () throws -> RevisionServer) {
-        codec = WireCodec(schema: server.schema)
+        codec = server.wireCodec()
         self.server = server
         self.reopen = reopen
         remote = nil
@@ -66,19 +66,20 @@ public actor ServerEndpoint: SyncTransport {
             return answer
         }
         guard let server else { throw TransportError("the server is down") }
-        let response: SyncResponse
+        let response: SyncResponse, answering: WireCodec
         do {
             let json = gzip ? try Gzip.decompress(body, limit: limit) : body
             metrics.rawBytesUp += json.count
             // The client id stands for the authenticated user, as a token's subject would.
             let request = try codec.decodeRequest(json)
+            answering = codec.codec(answering: request)  // an older schema version's client: its own
             response = try await server.handle(request, identity: request.clientID.map { SyncIdentity(user: $0) })
         } catch {
             // What HTTP would answer with 400: the client sees a failed request.
             metrics.rejected += 1
             throw TransportError("the server refused the request: \(error)")
         }
-        let encoded = codec.encode(response)
+        let encoded = answering.encode(response)
         metrics.rawBytesDown += encoded.count
         let answer = gzip ? Gzip.compress(encoded) : encoded
         metrics.gzipBytesDown += answer.count
@@ -100,7 +101,7 @@ public actor ServerEndpoint: SyncTransport {
         await old.close()
         server = nil
         let upgraded = try open()
-        (server, reopen, codec) = (upgraded, open, WireCodec(schema: upgraded.schema))
+        (server, reopen, codec) = (upgraded, open, upgraded.wireCodec())
         return upgraded.migrations
     }
 

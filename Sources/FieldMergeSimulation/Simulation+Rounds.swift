@@ -57,15 +57,26 @@ extension Simulation {
         }
     }
 
-    /// The server and every device move to ``LeagueSchema/upgraded``: each file migrates as
-    /// it opens, unsent changes and captured plain-SQL writes in it.
+    /// The server and the devices with an even index move to ``LeagueSchema/upgraded``:
+    /// each file migrates as it opens, unsent changes and captured plain-SQL writes in it.
+    /// The others stay on version 1, answered in their own schema, until ``upgradeRest()``.
     func upgrade() async throws {
         let next = LeagueSchema.upgraded
         report.upgradeChanges = try await endpoint.upgrade(serverOpener(next)).map(\.description)
         schema = next
-        for device in devices where !(try await device.reopen(schema: next)).isEmpty { report.upgradedDevices += 1 }
-        for index in generators.indices { generators[index].adopt(next) }
         oracle.adopt(next)
+        for device in devices where device.index % 2 == 0 { try await upgrade(device) }
+    }
+
+    /// The devices still on version 1 move to version 2 (the rounds they stayed behind:
+    /// ``SimulationReport/roundsBehind``).
+    func upgradeRest() async throws {
+        for device in devices where device.schema.version < LeagueSchema.upgraded.version { try await upgrade(device) }
+    }
+
+    private func upgrade(_ device: Device) async throws {
+        if !(try await device.reopen(schema: LeagueSchema.upgraded)).isEmpty { report.upgradedDevices += 1 }
+        generators[device.index].adopt(LeagueSchema.upgraded)
     }
 
     /// Every device is a copy of the seed snapshot opened as a new replica.
@@ -96,7 +107,10 @@ extension Simulation {
     func runRound(_ round: Int) async throws {
         now += 10_000
         serverWall.set(milliseconds: now)
-        if options.upgrade, round == max(1, options.rounds / 3), await endpoint.isLocal { try await upgrade() }
+        if options.upgrade, await endpoint.isLocal {
+            if round == upgradeRound { try await upgrade() }
+            if round == upgradeRound + SimulationReport.roundsBehind { try await upgradeRest() }
+        }
         var restarted = false
         if options.faults.restart, round == options.rounds / 2, await endpoint.isLocal {
             try await endpoint.restart()
@@ -123,6 +137,9 @@ extension Simulation {
         progress?("rounds", round + 1, options.rounds)
     }
 
+    /// The round at whose start the server and half the devices upgrade.
+    var upgradeRound: Int { max(1, options.rounds / 3) }
+
     /// Syncs one device (retrying through faults), possibly arming a crash first.
     @discardableResult
     func syncOne(_ device: Device) async throws -> SyncSummary {
@@ -130,11 +147,14 @@ extension Simulation {
         serverWall.set(milliseconds: now)
         device.tick(now)
         if chance(options.faults.crash) { device.crashSwitch.arm(ApplyStage.allCases[random.below(ApplyStage.allCases.count)]) }
-        return try await device.sync(ledger: ledger)
+        let summary = try await device.sync(ledger: ledger)
+        if device.schema.version < schema.version { report.syncsBehind += 1 }
+        return summary
     }
 
     /// Syncs every device until a whole pass sends nothing: then all hold the same revision.
     func settle() async throws {
+        if options.upgrade, await endpoint.isLocal { try await upgradeRest() }  // a run too short to reach it
         for pass in 0..<20 {
             var sent = 0
             for device in devices { sent += try await syncOne(device).sent }

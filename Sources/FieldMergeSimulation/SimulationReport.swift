@@ -55,6 +55,11 @@ public struct SimulationReport: Sendable {
     public var plainSQLEdits = 0
     /// With `upgrade`: what the server's migration changed, and how many device files migrated.
     public var upgradeChanges: [String] = [], upgradedDevices = 0
+    /// With `upgrade`: how many rounds the devices with an odd index stay on version 1
+    /// after the server and the others moved to version 2.
+    public static let roundsBehind = 3
+    /// With `upgrade`: completed syncs of devices on version 1 with the server on version 2.
+    public var syncsBehind = 0
     public var syncs = 0, failedAttempts = 0
     public var wire = WireMetrics()
     public var conflicts: [ConflictKind: Int] = [:]
@@ -88,7 +93,8 @@ public struct SimulationReport: Sendable {
             + "refused by the server's rule: \(oracle.refusedEdits) edits, \(oracle.keptAside) records kept aside and accounted for, then discarded")
         if o.upgrade {
             out.append("upgrade to schema version 2: server file \(upgradeChanges.isEmpty ? "unchanged" : upgradeChanges.joined(separator: "; ")); "
-                + "\(upgradedDevices) device files migrated")
+                + "\(upgradedDevices) device files migrated (half of the devices \(Self.roundsBehind) rounds after the server, "
+                + "after \(syncsBehind) syncs on version 1 with the server on version 2)")
         }
         out.append("delete policies: \(oracle.broughtBack) records deleted while another device edited them came back, \(oracle.deletedDespiteEdits) stayed deleted")
         out.append("syncs: \(syncs) completed, \(failedAttempts) failed attempts retried; requests \(wire.requests) (\(wire.rejected) refused as unreadable)")
