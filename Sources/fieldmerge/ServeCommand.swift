@@ -85,6 +85,10 @@ struct ServeCommand: AsyncParsableCommand {
         for change in server.migrations {
             FileHandle.standardError.write(Data("fieldmerge serve: migrated \(location) to schema version \(schema.version): \(change)\n".utf8))
         }
+        if !server.olderSchemas.isEmpty {
+            let versions = server.olderSchemas.map { String($0.schema.version) }.joined(separator: ", ")
+            FileHandle.standardError.write(Data("fieldmerge serve: also answers clients on schema version \(versions), each in its own schema\n".utf8))
+        }
         let listening = Mutex(false)
         let mode = mode
         let http = SyncHTTPServer(
