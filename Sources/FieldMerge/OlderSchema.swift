@@ -55,7 +55,9 @@ extension SchemaOutline {
             }
             var fields: [Field] = []
             for field in entity.fields {
-                fields.append(Field(field.name, try Self.type(field, entity: entity.name), strategy: field.strategy.map(Self.strategy)))
+                fields.append(Field(
+                    field.name, try Self.type(field, entity: entity.name), strategy: field.strategy.map(Self.strategy),
+                    retired: field.retired))
             }
             result.append(Entity(entity.name, fields: fields, defaultStrategy: defaultStrategy, deletePolicy: deletePolicy,
                                  recordStrategy: recordStrategy))

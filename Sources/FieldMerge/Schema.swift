@@ -10,16 +10,21 @@ public struct Field: Sendable, CustomStringConvertible {
     /// The field's name in the schema version before, when this version renames it: the
     /// field keeps its values, stamps and pending edits (Specs/schema.md, "Evolution").
     public var renamedFrom: String?
+    /// A field this version no longer syncs (Specs/schema.md, "Retiring a field"): it keeps
+    /// its position, its column on a device is emptied and never sent or received, and the
+    /// server keeps its values for clients of older versions, which still sync it.
+    public var retired: Bool
 
     public init(
         _ name: String, _ type: FieldType, strategy: FieldStrategy? = nil, default defaultValue: Value = .null,
-        renamedFrom: String? = nil
+        renamedFrom: String? = nil, retired: Bool = false
     ) {
         self.name = name
         self.type = type
         self.strategy = strategy
         self.defaultValue = defaultValue
         self.renamedFrom = renamedFrom
+        self.retired = retired
     }
 
     public var description: String { "\(name): \(type.name)" }
@@ -66,6 +71,9 @@ public struct Entity: Sendable {
 
     /// A mask with a bit set for every field.
     public var allFields: FieldMask { FieldMask.all(count: fields.count) }
+
+    /// The fields this version no longer syncs (``Field/retired``).
+    public var retiredFields: FieldMask { FieldMask(fields.indices.filter { fields[$0].retired }) }
 }
 
 /// A validated set of entities.

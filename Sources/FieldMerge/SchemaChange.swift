@@ -15,6 +15,9 @@ public struct SchemaChange: Sendable, Equatable, CustomStringConvertible {
         case renameField(entity: String, from: String, to: String)
         /// Another strategy for a field, or another delete rule for a reference.
         case changeFieldRules(entity: String, field: String, from: String, to: String)
+        /// A field no longer synced (``Field/retired``): a device empties it; the server
+        /// keeps it for clients of older versions.
+        case retireField(entity: String, field: String)
         /// Not made on its own: an entity or field removed, a field moved or inserted before
         /// existing ones, a type changed. An app migrates such data itself.
         case unsupported(String)
@@ -36,6 +39,7 @@ public struct SchemaChange: Sendable, Equatable, CustomStringConvertible {
         case .addField(let entity, let field): "add field \(entity).\(field)"
         case .renameField(let entity, let from, let to): "rename field \(entity).\(from) to \(to)"
         case .changeFieldRules(let entity, let field, let from, let to): "field \(entity).\(field): \(from) becomes \(to)"
+        case .retireField(let entity, let field): "retire field \(entity).\(field)"
         case .unsupported(let what): what
         }
     }
@@ -108,6 +112,12 @@ extension SchemaOutline {
             let rules = { (f: FieldOutline) in "strategy=\(f.strategy ?? "default")" + (f.onDelete.map { " onDelete=\($0)" } ?? "") }
             if rules(before) != rules(field) {
                 changes.append(SchemaChange(kind: .changeFieldRules(entity: new.name, field: field.name, from: rules(before), to: rules(field))))
+            }
+            if field.retired && !before.retired {
+                changes.append(SchemaChange(kind: .retireField(entity: new.name, field: field.name)))
+            } else if before.retired && !field.retired {
+                changes.append(SchemaChange(kind: .unsupported(
+                    "bring back retired field \(new.name).\(field.name) (devices emptied it; add a new field instead)")))
             }
         }
         for field in old.fields where !matched.contains(field.name) {

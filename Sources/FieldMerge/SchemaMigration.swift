@@ -56,6 +56,8 @@ extension SchemaMigration {
         public var fieldRenames: [(entity: String, from: String, to: String)] = []
         public var addedFields: [(entity: Entity, count: Int)] = []
         public var addedEntities: [Entity] = []
+        /// Fields retired, by entity and position.
+        public var retiredFields: [(entity: Entity, field: Int)] = []
 
         public init(_ changes: [SchemaChange], in schema: Schema) {
             var added: [String: Int] = [:]
@@ -65,6 +67,8 @@ extension SchemaMigration {
                 case .renameField(let entity, let from, let to): fieldRenames.append((entity, from, to))
                 case .addField(let entity, _): added[entity, default: 0] += 1
                 case .addEntity(let name): if let entity = schema.entity(name) { addedEntities.append(entity) }
+                case .retireField(let entity, let field):
+                    if let entity = schema.entity(entity), let index = entity.fieldIndex(field) { retiredFields.append((entity, index)) }
                 case .changeEntityRules, .changeFieldRules, .unsupported: break
                 }
             }

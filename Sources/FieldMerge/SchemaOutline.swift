@@ -19,6 +19,8 @@ public struct SchemaOutline: Sendable, Equatable {
         public var onDelete: String?
         public var strategy: String?
         public var renamedFrom: String?
+        /// ``Field/retired``: written as ` retired` at the end of the field's line.
+        public var retired = false
     }
 
     public var entities: [EntityOutline]
@@ -30,7 +32,9 @@ public struct SchemaOutline: Sendable, Equatable {
                 rules: "default=\(entity.defaultStrategy.name) delete=\(entity.deletePolicy.rawValue)"
                     + (entity.recordStrategy.map { " record=\($0.name)" } ?? ""),
                 fields: entity.fields.map { field in
-                    var outline = FieldOutline(name: field.name, type: field.type.name, strategy: field.strategy?.name, renamedFrom: field.renamedFrom)
+                    var outline = FieldOutline(
+                        name: field.name, type: field.type.name, strategy: field.strategy?.name, renamedFrom: field.renamedFrom,
+                        retired: field.retired)
                     if case .reference(let target, let action) = field.type { (outline.target, outline.onDelete) = (target, action.rawValue) }
                     return outline
                 },
@@ -47,6 +51,7 @@ public struct SchemaOutline: Sendable, Equatable {
                 var line = "  field \(entity.name).\(field.name) \(field.type)"
                 if let target = field.target, let onDelete = field.onDelete { line += " -> \(target) \(onDelete)" }
                 if let strategy = field.strategy { line += " strategy=\(strategy)" }
+                if field.retired { line += " retired" }
                 lines.append(line)
             }
         }
@@ -69,6 +74,10 @@ public struct SchemaOutline: Sendable, Equatable {
                     guard rest.count >= 3 else { return nil }
                     (field.target, field.onDelete) = (rest.dropFirst().first, rest.dropFirst(2).first)
                     rest = rest.dropFirst(3)
+                }
+                if rest.last == "retired" {
+                    field.retired = true
+                    rest = rest.dropLast()
                 }
                 let tail = rest.joined(separator: " ")
                 if tail.hasPrefix("strategy=") { field.strategy = String(tail.dropFirst(9)) } else if !tail.isEmpty { return nil }

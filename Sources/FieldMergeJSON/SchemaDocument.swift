@@ -60,7 +60,7 @@ public enum SchemaDocument {
     }
 
     private static func decodeField(_ reader: Reader, customStrategies: [String: FieldStrategy]) throws(DocumentError) -> Field {
-        try reader.allowOnly(["name", "type", "strategy", "references", "onDelete", "default", "renamedFrom"])
+        try reader.allowOnly(["name", "type", "strategy", "references", "onDelete", "default", "renamedFrom", "retired"])
         let name = try reader.string("name")
         let typeName = try reader.string("type")
         let type: FieldType
@@ -88,7 +88,9 @@ public enum SchemaDocument {
         let defaultValue = try reader.optional("default").map { (json) throws(DocumentError) in
             try RecordDocument.decodeValue(json, type: type, path: reader.path + ".default")
         } ?? .null
-        return Field(name, type, strategy: strategy, default: defaultValue, renamedFrom: try reader.optionalString("renamedFrom"))
+        return Field(
+            name, type, strategy: strategy, default: defaultValue, renamedFrom: try reader.optionalString("renamedFrom"),
+            retired: try reader.optionalBool("retired") ?? false)
     }
 
     private static func strategy(
@@ -125,6 +127,7 @@ public enum SchemaDocument {
         if let strategy = field.strategy { object["strategy"] = .string(strategy.name) }
         if field.defaultValue != .null { object["default"] = RecordDocument.encodeValue(field.defaultValue) }
         if let old = field.renamedFrom { object["renamedFrom"] = .string(old) }
+        if field.retired { object["retired"] = .bool(true) }
         return .object(object)
     }
 }

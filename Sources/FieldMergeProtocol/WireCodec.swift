@@ -204,9 +204,14 @@ struct _EntityTable: Sendable {
     /// A record's starting values and stamps (all null, all none), copied per record.
     let nullValues: ContiguousArray<Value>
     let noStamps: ContiguousArray<Stamp>
+    /// The fields that travel: all but the retired ones (``Field/retired``), which are
+    /// never written and refused when read.
+    let synced: FieldMask
+    var hasRetired: Bool { synced.count != fieldCount }
 
     init(_ entity: Entity) {
         name = entity.name
+        synced = FieldMask(bits: entity.allFields.bits & ~entity.retiredFields.bits)
         fieldNames = entity.fields.map { Array($0.name.utf8) }
         fieldKeys = entity.fields.map { Array("\"\($0.name)\":".utf8) }
         kinds = entity.fields.map { field in

@@ -40,6 +40,7 @@ extension _Parser {
                         }
                     }
                     guard !present.contains(index) else { throw duplicateField(table, index, at: keyAt) }
+                    guard table.synced.contains(index) else { throw retiredField(table, index, at: keyAt) }
                     present.insert(index)
                     hint = index &+ 1
                     values[index] = try value(table.kinds[index])
@@ -64,6 +65,11 @@ extension _Parser {
     private func duplicateField(_ table: _EntityTable, _ index: Int, at offset: Int) -> WireError {
         let name = String(decoding: table.fieldNames[index], as: UTF8.self)
         return error(.duplicateKey, "duplicate field '\(name)'", at: offset)
+    }
+
+    private func retiredField(_ table: _EntityTable, _ index: Int, at offset: Int) -> WireError {
+        let name = String(decoding: table.fieldNames[index], as: UTF8.self)
+        return error(.unknownField, "field '\(name)' of '\(table.name)' is retired in this schema version", at: offset)
     }
 
     /// `{"field": [clock, replica], ...}`, full width with ``Stamp/none`` where absent; a
@@ -95,13 +101,14 @@ extension _Parser {
                         index = found
                     }
                     guard !seen.contains(index) else { throw duplicateField(table, index, at: keyAt) }
+                    guard table.synced.contains(index) else { throw retiredField(table, index, at: keyAt) }
                     seen.insert(index)
                     hint = index &+ 1
                     stamps[index] = try stamp()
                 } while try next(UInt8(ascii: "}"))
             }
             if let shared {
-                for index in 0..<stamps.count where !seen.contains(index) { stamps[index] = shared }
+                for index in 0..<stamps.count where !seen.contains(index) && table.synced.contains(index) { stamps[index] = shared }
             }
         }
         return stamps

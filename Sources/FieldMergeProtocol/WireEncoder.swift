@@ -146,8 +146,9 @@ extension WireCodec {
             first = false
         }
         let keys = table.keys
+        let present = table.hasRetired ? FieldMask(bits: record.present.bits & table.synced.bits) : record.present
         record.values.withUnsafeBufferPointer { values in
-            for index in record.present {
+            for index in present {
                 if !first { writer.byte(UInt8(ascii: ",")) }
                 first = false
                 writer.bytes(keys.start(index), count: keys.length(index))
@@ -161,13 +162,14 @@ extension WireCodec {
             writer.raw(first ? "\"__stamps__\":{" : ",\"__stamps__\":{")
             var firstStamp = true
             // The stamp most fields share goes once, under "*", and only the others by name.
-            let shared = Self.sharedStamp(stamps)
+            // (Retired fields' stamps never travel: "*" stands for the fields that do.)
+            let shared = table.hasRetired ? Self.sharedStamp(ContiguousArray(table.synced.map { stamps[$0] })) : Self.sharedStamp(stamps)
             if let shared {
                 writer.raw("\"*\":")
                 writeStamp(shared, to: &writer)
                 firstStamp = false
             }
-            for index in 0..<fieldCount where !stamps[index].isNone && stamps[index] != shared {
+            for index in 0..<fieldCount where !stamps[index].isNone && stamps[index] != shared && table.synced.contains(index) {
                 if !firstStamp { writer.byte(UInt8(ascii: ",")) }
                 firstStamp = false
                 writer.bytes(keys.start(index), count: keys.length(index))

@@ -107,6 +107,19 @@ public struct WireVersion: Sendable {
 }
 
 extension WireCodec {
+    /// A codec that writes and reads every field of `schema`, retired ones included: what a
+    /// server keeps its stored replies in, since clients of older versions still sync those.
+    public static func everyField(of schema: Schema) -> WireCodec {
+        guard schema.entities.contains(where: { !$0.retiredFields.isEmpty }) else { return WireCodec(schema: schema) }
+        let entities = schema.entities.map { entity in
+            var all = entity
+            for index in all.fields.indices { all.fields[index].retired = false }
+            return all
+        }
+        // The same entities and types as `schema`, which is valid: so is this.
+        return WireCodec(schema: try! Schema(entities, version: schema.version))
+    }
+
     /// A codec for `schema` that also reads requests of older versions of it (each by its
     /// own codec, recognised by the fingerprint the request carries) and knows how to
     /// answer them: ``version(fingerprint:)``.

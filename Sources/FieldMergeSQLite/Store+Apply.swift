@@ -142,7 +142,7 @@ extension Store {
             return
         }
         try table.check(record)
-        let pending = same ? FieldMask() : Self.pendingFields(record, ancestor: ancestor)
+        let pending = same ? FieldMask() : Self.pendingFields(record, ancestor: ancestor, retired: table.entity.retiredFields)
         try writeRow(table, StoredRow(
             record: record, pending: pending, revision: acknowledged.revision, storedAncestor: same ? nil : ancestor))
         if !noTombstones { try deleteTombstone(record.entity, id: record.id) }

@@ -117,7 +117,7 @@ extension Store {
         try Self.canonicalize(&record)
         let ancestor = before.ancestor
         try writeRow(table, StoredRow(
-            record: record, pending: Self.pendingFields(record, ancestor: ancestor), revision: before.revision,
+            record: record, pending: Self.pendingFields(record, ancestor: ancestor, retired: table.entity.retiredFields), revision: before.revision,
             storedAncestor: before.revision == nil ? nil : ancestor))
         try markPending(table.entity.name, id: id)
         journal { $0.updated[table.entity.name, default: []].append(id) }

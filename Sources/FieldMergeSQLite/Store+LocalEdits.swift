@@ -28,6 +28,10 @@ extension Store {
         let stamp = clock.now()
         var record = Record(table.entity, id: id, values: values, stamp: stamp)
         try record.validate(against: table.entity)
+        for index in table.entity.retiredFields {
+            guard values[index] == .null else { throw Self.retired(table.entity, index, id: id) }
+            record.stamps[index] = .none  // never sent, never received: nothing to stamp
+        }
         try Self.canonicalize(&record)
         if try readRow(table, id: id) != nil {
             throw StoreError(.recordExists, "a record with this id exists", entity: table.entity.name, id: id)
@@ -89,6 +93,7 @@ extension Store {
                     throw StoreError(.invalidRecord, "field '\(table.entity.fields[field].name)' expects \(table.entity.fields[field].type.name), got \(value.kind.rawValue)", entity: entity, id: id)
                 }
                 guard row.record.values[field] != value else { continue }
+                guard !table.entity.fields[field].retired else { throw Self.retired(table.entity, field, id: id) }
                 if stamp == nil { stamp = clock.now() }
                 row.record.set(field, value, stamp: stamp!)
                 changed.insert(field)
@@ -96,7 +101,7 @@ extension Store {
             guard !changed.isEmpty else { return changed }
             try checkReferences(of: row.record, fields: changed, in: table)
             if row.revision != nil && row.storedAncestor == nil { row.storedAncestor = ancestor }
-            row.pending = Self.pendingFields(row.record, ancestor: row.ancestor)
+            row.pending = Self.pendingFields(row.record, ancestor: row.ancestor, retired: table.entity.retiredFields)
             try writeRow(table, row)
             try markPending(entity, id: id)
             try saveState()
@@ -179,7 +184,7 @@ extension Store {
         let ancestor = row.ancestor
         row.record.set(field, .null, stamp: stamp)
         if row.revision != nil && row.storedAncestor == nil { row.storedAncestor = ancestor }
-        row.pending = Self.pendingFields(row.record, ancestor: row.ancestor)
+        row.pending = Self.pendingFields(row.record, ancestor: row.ancestor, retired: table.entity.retiredFields)
         try writeRow(table, row)
         try markPending(table.entity.name, id: id)
         journal { $0.updated[table.entity.name, default: []].append(id) }
@@ -202,15 +207,20 @@ extension Store {
     }
 
     /// The fields of `record` that differ from the ancestor: by stamp, or by value where a
-    /// stamp is missing. Every field without an ancestor.
-    static func pendingFields(_ record: Record, ancestor: Record?) -> FieldMask {
+    /// stamp is missing. Every field without an ancestor. Never a `retired` one: those are
+    /// not sent (a plain-SQL write to one stays on the device).
+    static func pendingFields(_ record: Record, ancestor: Record?, retired: FieldMask = FieldMask()) -> FieldMask {
         guard let ancestor, !ancestor.isDeleted else { return FieldMask.all(count: record.values.count) }
         var mask = FieldMask()
-        for index in 0..<record.values.count {
+        for index in 0..<record.values.count where !retired.contains(index) {
             let a = ancestor.stamps[index], r = record.stamps[index]
             let differs = a.isNone || r.isNone ? ancestor.values[index] != record.values[index] : a != r
             if differs { mask.insert(index) }
         }
         return mask
+    }
+
+    static func retired(_ entity: Entity, _ field: Int, id: Int64) -> StoreError {
+        StoreError(.invalidRecord, "field '\(entity.fields[field].name)' is retired: it is no longer synced and stays empty", entity: entity.name, id: id)
     }
 }

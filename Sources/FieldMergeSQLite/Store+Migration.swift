@@ -79,6 +79,7 @@ struct Migration {
         for (entity, from, to) in steps.fieldRenames { try renameField(entity, from, to) }
         for (entity, count) in steps.addedFields { try addFields(entity, count: count) }
         for entity in steps.addedEntities { try database.execute(StoreSchema.createTable(entity)) }
+        for (entity, field) in steps.retiredFields { try retireField(entity, field) }
         for entity in schema.entities {
             for index in entity.referenceIndexes { try database.execute(index) }
         }
@@ -152,9 +153,33 @@ struct Migration {
         try rewrite(table: "__fm_tombstones", key: "id", filter: entity.name, grow)
     }
 
+    /// Empties a retired field: its column in every row (and captured shadow row) becomes
+    /// null, and its stamp and ancestor value in every row and tombstone none and null, as
+    /// every answer of the server will now have it; pending edits of it are dropped.
+    func retireField(_ entity: Entity, _ field: Int) throws {
+        try dropTriggers(entity.name)
+        let column = Database.quote(entity.fields[field].name)
+        let shadow = try shadowExists(entity.name)
+        for table in [entity.name] + (shadow ? ["__fm_shadow_\(entity.name)"] : []) {
+            try database.execute("UPDATE \(Database.quote(table)) SET \(column) = NULL")
+        }
+        let empty = BlobRetire(entity: entity, field: field)
+        for table in [entity.name] + (shadow ? ["__fm_shadow_\(entity.name)"] : []) {
+            try rewrite(table: table, key: "id", filter: nil, empty)
+        }
+        try rewrite(table: "__fm_tombstones", key: "id", filter: entity.name, empty)
+        // Pending edits of the field are not sent; a record left with none leaves the outbox.
+        let (table, pending, revision) = (Database.quote(entity.name), StoreSchema.pendingColumn, StoreSchema.revisionColumn)
+        try database.run("UPDATE \(table) SET \"\(pending)\" = \"\(pending)\" & ?", [.integer(~(Int64(1) << Int64(field)))])
+        try database.run("""
+            DELETE FROM "__fm_outbox" WHERE "entity" = ? AND "id" IN
+              (SELECT "id" FROM \(table) WHERE "\(pending)" = 0 AND "\(revision)" IS NOT NULL)
+            """, [.text(entity.name)])
+    }
+
     /// Rewrites the stamps and ancestor of every row of `table` (of entity `filter` in the
-    /// tombstones table) for the added fields.
-    private func rewrite(table: String, key: String, filter: String?, _ grow: BlobGrowth) throws {
+    /// tombstones table) for the added or retired fields.
+    private func rewrite(table: String, key: String, filter: String?, _ grow: some BlobRewrite) throws {
         let isTombstones = filter != nil
         let (stampsColumn, ancestorColumn) = isTombstones ? ("stamps", "ancestor") : (StoreSchema.stampsColumn, StoreSchema.ancestorColumn)
         let select = "SELECT \"id\", \"\(stampsColumn)\", \"\(ancestorColumn)\" FROM \(Database.quote(table))"
@@ -167,7 +192,7 @@ struct Migration {
             guard case .integer(let id) = row[0] else { continue }
             // A row inserted with plain SQL and not yet taken in has no stamps yet.
             guard case .blob(let stamps) = row[1], !stamps.isEmpty else { continue }
-            try update.bind(try grow.stamps(stamps, entity: grow.after.name, id: id), at: 1)
+            try update.bind(try grow.stamps(stamps, id: id), at: 1)
             if case .blob(let ancestor) = row[2] { try update.bind(try grow.ancestor(ancestor, id: id), at: 2) } else { try update.bindNull(at: 2) }
             try update.bind(id, at: 3)
             if let filter { try update.bind(filter, at: 4) }
@@ -177,11 +202,43 @@ struct Migration {
     }
 }
 
+/// A migration's re-encoding of the stamps and ancestors a store keeps in blobs.
+protocol BlobRewrite {
+    func stamps(_ bytes: [UInt8], id: Int64) throws -> [UInt8]
+    func ancestor(_ bytes: [UInt8], id: Int64) throws -> [UInt8]
+}
+
+/// Stamps and ancestors with a retired field emptied: no stamp, a null value.
+struct BlobRetire: BlobRewrite {
+    let entity: Entity, field: Int
+
+    func stamps(_ bytes: [UInt8], id: Int64) throws -> [UInt8] {
+        var stamps = try bytes.withUnsafeBytes { (raw) throws(RecordCodingError) in
+            try RecordCoding.decodeStamps(raw, count: entity.fields.count)
+        }
+        stamps[field] = .none
+        var out: [UInt8] = []
+        RecordCoding.encodeStamps(stamps, into: &out)
+        return out
+    }
+
+    func ancestor(_ bytes: [UInt8], id: Int64) throws -> [UInt8] {
+        var (record, revision) = try bytes.withUnsafeBytes { (raw) throws(RecordCodingError) in
+            try RecordCoding.decodeAncestor(raw, entity: entity, id: id)
+        }
+        record.values[field] = .null
+        record.stamps[field] = .none
+        var out: [UInt8] = []
+        RecordCoding.encodeAncestor(record, revision: revision, entity: entity, into: &out)
+        return out
+    }
+}
+
 /// Re-encodes stamps and ancestors of records for fields added at the end of an entity.
-package struct BlobGrowth {
+package struct BlobGrowth: BlobRewrite {
     let before: Entity, after: Entity, added: [Field]
 
-    func stamps(_ bytes: [UInt8], entity: String, id: Int64) throws -> [UInt8] {
+    func stamps(_ bytes: [UInt8], id: Int64) throws -> [UInt8] {
         try Self.growStamps(bytes, from: before.fields.count, adding: added.count)
     }
 

@@ -92,7 +92,7 @@ extension RevisionServer {
                 let reply = StoredReply(
                     pageEnd: page.hasMore ? page.end : state.maxRevision,
                     answers: SyncResponse(maxRevision: response.maxRevision, changeSets: answers, hasMore: page.hasMore))
-                try await storage.storeReply(client: replyKey, request: id, response: reply.encoded(codec))
+                try await storage.storeReply(client: replyKey, request: id, response: reply.encoded(replyCodec))
             }
         }
         maxRevision = revision
@@ -103,7 +103,7 @@ extension RevisionServer {
     /// the first answer's ended (records changed since then come in a later catch-up), and
     /// the stored answers to its change sets.
     private func replay(_ stored: [UInt8], of request: SyncRequest) async throws -> SyncResponse {
-        let reply = try StoredReply(decoding: stored, codec)
+        let reply = try StoredReply(decoding: stored, replyCodec)
         let limit = max(1, request.limit ?? options.defaultPageLimit)
         let page = try await catchUp(after: request.maxRevision, through: reply.pageEnd, limit: limit)
         return SyncResponse(

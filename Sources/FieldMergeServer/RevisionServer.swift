@@ -60,6 +60,8 @@ public actor RevisionServer {
     let entities: [ServerEntity]
     let positions: [String: Int]
     let codec: WireCodec
+    /// Writes and reads stored replies: every field, retired ones included.
+    let replyCodec: WireCodec
     let replica: ReplicaID
     let wall: any WallClock
     /// The clock and the revision of the request being answered (loaded from the storage
@@ -133,6 +135,7 @@ public actor RevisionServer {
         self.wall = wall
         executor = DatabaseExecutor(label: "FieldMerge.RevisionServer")
         codec = WireCodec(schema: schema, older: olderSchemas)
+        replyCodec = WireCodec.everyField(of: schema)
         clock = HybridClock(replica: replica, maxDrift: options.maxDrift, wall: wall)
         var entities = schema.entities.enumerated().map { ServerEntity($1, position: $0) }
         var positions: [String: Int] = [:]

@@ -150,4 +150,41 @@ import Testing
         #expect(read.changes(to: outline).isEmpty)
         #expect(SchemaOutline(lines: ["table x"]) == nil)
     }
+
+    /// Retiring a field empties it everywhere the store keeps it, keeps the rest pending, and
+    /// the store refuses to write it again; a plain-SQL write to it is never sent.
+    @Test func retiringAField_emptiesIt_andItIsNeverWrittenOrSentAgain() throws {
+        let folder = TemporaryFolder()
+        defer { folder.remove() }
+        let path = folder.file("replica.sqlite")
+        try Self.fileWithHistory(path)
+        let v2 = try Schema([
+            Entity("lists", fields: [Field("name", .text)]),
+            Entity("tasks", fields: [Field("title", .text, retired: true), Field("listID", .reference(to: "lists", onDelete: .cascade))]),
+        ], version: 2)
+        let store = try Store(.file(path: path), schema: v2)
+        defer { store.database.close() }
+        #expect(store.migrations.map(\.description) == ["retire field tasks.title"])
+        #expect(store.maxRevision == 1)  // nothing to catch up: the field is no longer sent
+        #expect(try store.database.scalar("SELECT count(*) FROM tasks WHERE title IS NOT NULL") == .integer(0))
+        let milk = try #require(try store.record("tasks", id: 1))
+        #expect(milk.values == [.null, .integer(1)])
+        #expect(milk.stamps[0] == .none)
+        #expect(try store.pendingFields("tasks", id: 1) == FieldMask())  // the title edit is not sent
+        let deleted = try #require(try store.pendingChanges().first { $0.kind == .delete })
+        #expect(deleted.id == 2)
+
+        let error = #expect(throws: StoreError.self) { try store.update("tasks", id: 1, ["title": "Tea"]) }
+        #expect(error?.message.contains("retired") == true)
+        #expect(throws: StoreError.self) { try store.insert("tasks", values: [.text("Tea"), .integer(1)]) }
+        let created = try store.insert("tasks", values: [.null, .integer(1)])
+        #expect(try store.record("tasks", id: created)?.stamps[0] == Stamp.none)
+
+        // Another connection writes the retired column with plain SQL: nothing to send.
+        let other = try Database(.file(path: path))
+        try other.run("UPDATE tasks SET title = 'Coffee' WHERE id = 1")
+        other.close()
+        try store.captureExternalWrites()
+        #expect(try store.pendingFields("tasks", id: 1) == FieldMask())
+    }
 }

@@ -190,4 +190,49 @@ import Testing
         // Without the older version, the same body is refused.
         #expect(throws: WireError.self) { try WireCodec(schema: v2).decodeRequest(Array(body.utf8)) }
     }
+
+    /// Version 2 retires `tasks.title`: a version-2 device empties it and never sends or
+    /// receives it; the server keeps it, and version-1 devices go on syncing it.
+    @Test func aRetiredField_isKeptForOldDevices_andNeverReachesNewOnes() async throws {
+        let folder = NSTemporaryDirectory() + "fm-retire-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let v1 = try Schema(Self.v1Entities)
+        var entities = Self.v1Entities
+        entities[1].fields[0].retired = true
+        let v2 = try Schema(entities, version: 2)
+        _ = try RevisionServer(.file(path: folder + "/server.sqlite"), schema: v1)
+        let server = try RevisionServer(.file(path: folder + "/server.sqlite"), schema: v2)
+        #expect(server.migrations.map(\.description) == ["retire field tasks.title"])
+        let transport = InProcessTransport(server: server)
+        let old = SyncClient(store: try Store(.memory, schema: v1, replica: ReplicaID(1)), transport: transport)
+        let new = SyncClient(store: try Store(.memory, schema: v2, replica: ReplicaID(2)), transport: transport)
+
+        try await old.write { store in
+            let list = try store.insert("lists", values: [.text("Home")])
+            _ = try store.insert("tasks", values: [.text("Milk"), .integer(list)])
+        }
+        _ = try await old.sync()
+        _ = try await new.sync()
+        #expect(try await new.read { try $0.record("tasks", id: 1)?.values } == [.null, .integer(1)])
+        try await new.write { store in _ = try store.insert("tasks", values: [.null, .integer(1)]) }
+        _ = try await new.sync()
+        try await old.write { store in _ = try store.update("tasks", id: 1, ["title": "Oat milk"]) }
+        _ = try await old.sync()
+        _ = try await new.sync()
+        #expect(try await new.read { try $0.record("tasks", id: 1)?.values } == [.null, .integer(1)])
+        #expect(try await new.read { try $0.pendingChanges().isEmpty })
+        #expect(try await old.read { try $0.record("tasks", id: 1)?.values } == [.text("Oat milk"), .integer(1)])
+        #expect(try await old.read { try $0.record("tasks", id: 2)?.values } == [.null, .integer(1)])
+        #expect(try await server.withSQLite { try $0.scalar("SELECT title FROM tasks WHERE id = 1") } == .text("Oat milk"))
+        // The version-2 codec neither writes nor reads it.
+        let codec = WireCodec(schema: v2)
+        let body = #"{"maxRevision":0,"changeSets":[{"types":["tasks"],"tasks":{"create":[-1],"attributes":{"-1":{"title":"x","listID":1}}}}]}"#
+        let error = #expect(throws: WireError.self) { try codec.decodeRequest(Array(body.utf8)) }
+        #expect(error?.description.contains("retired") == true)
+        let record = WireRecord(Record(entity: "tasks", id: 5, values: [.text("x"), .integer(1)], stamps: [Stamp(clock: 9, replica: ReplicaID(3)), Stamp(clock: 8, replica: ReplicaID(3))]))
+        let encoded = String(decoding: codec.encode(SyncResponse(maxRevision: 1, changeSets: [ChangeSet(entities: [EntityChanges(entity: "lists"), EntityChanges(entity: "tasks", update: [5], records: [record])])])), as: UTF8.self)
+        #expect(!encoded.contains("title"))
+        #expect(!encoded.contains("\"*\""))  // the shared stamp stands for synced fields only
+    }
 }
