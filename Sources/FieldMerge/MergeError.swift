@@ -23,6 +23,9 @@ public enum MergeError: Error, Equatable, Sendable, CustomStringConvertible {
     case invalidVersion(Int)
     /// A field's default value of another type than the field's.
     case invalidDefault(entity: String, field: String, expected: String, got: String)
+    /// The app's conversion of a field's values (``Field/convertedFrom``) gave a value of
+    /// another type than the field's.
+    case invalidConversion(entity: String, field: String, expected: String, got: String)
 
     public var description: String {
         switch self {
@@ -52,6 +55,8 @@ public enum MergeError: Error, Equatable, Sendable, CustomStringConvertible {
             return "record \(entity)#\(id) field '\(field)' expects \(expected), got \(got)"
         case let .invalidDefault(entity, field, expected, got):
             return "field '\(entity).\(field)' of type \(expected) cannot default to a \(got)"
+        case let .invalidConversion(entity, field, expected, got):
+            return "the conversion of field '\(entity).\(field)' to \(expected) gave a \(got)"
         case let .invalidVersion(version):
             return "schema version \(version): versions start at 1"
         case let .batchMismatch(message):

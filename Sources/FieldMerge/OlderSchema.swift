@@ -70,14 +70,8 @@ extension SchemaOutline {
     }
 
     private static func type(_ field: FieldOutline, entity: String) throws(MergeError) -> FieldType {
+        if let plain = FieldType(plainName: field.type) { return plain }
         switch field.type {
-        case "integer": return .integer
-        case "real": return .real
-        case "text": return .text
-        case "bool": return .bool
-        case "date": return .date
-        case "blob": return .blob
-        case "textSet": return .textSet
         case "reference":
             guard let target = field.target, let action = field.onDelete.flatMap(ReferenceAction.init(rawValue:)) else {
                 throw .batchMismatch("field \(entity).\(field.name): a reference without its target and delete rule")

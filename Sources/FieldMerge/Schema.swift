@@ -14,10 +14,15 @@ public struct Field: Sendable, CustomStringConvertible {
     /// its position, its column on a device is emptied and never sent or received, and the
     /// server keeps its values for clients of older versions, which still sync it.
     public var retired: Bool
+    /// The app's own migration step when this version changes the field's type (Specs/
+    /// schema.md, "The app's own step"): turns each value of the version before (of the old
+    /// type, never null) into a value of this type, or null. Stores and the server apply it
+    /// to every value they keep of the field; stamps stay.
+    public var convertedFrom: (@Sendable (Value) -> Value)?
 
     public init(
         _ name: String, _ type: FieldType, strategy: FieldStrategy? = nil, default defaultValue: Value = .null,
-        renamedFrom: String? = nil, retired: Bool = false
+        renamedFrom: String? = nil, retired: Bool = false, convertedFrom: (@Sendable (Value) -> Value)? = nil
     ) {
         self.name = name
         self.type = type
@@ -25,6 +30,7 @@ public struct Field: Sendable, CustomStringConvertible {
         self.defaultValue = defaultValue
         self.renamedFrom = renamedFrom
         self.retired = retired
+        self.convertedFrom = convertedFrom
     }
 
     public var description: String { "\(name): \(type.name)" }

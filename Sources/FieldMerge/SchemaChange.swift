@@ -18,6 +18,9 @@ public struct SchemaChange: Sendable, Equatable, CustomStringConvertible {
         /// A field no longer synced (``Field/retired``): a device empties it; the server
         /// keeps it for clients of older versions.
         case retireField(entity: String, field: String)
+        /// Another type for a field (neither type a reference), made by the app's own step
+        /// (``Field/convertedFrom``) on every value; without it, not made.
+        case convertField(entity: String, field: String, from: String, to: String, converted: Bool)
         /// Not made on its own: an entity or field removed, a field moved or inserted before
         /// existing ones, a type changed. An app migrates such data itself.
         case unsupported(String)
@@ -27,8 +30,11 @@ public struct SchemaChange: Sendable, Equatable, CustomStringConvertible {
 
     /// Whether stores and servers make this change to their files on their own.
     public var isSafe: Bool {
-        if case .unsupported = kind { return false }
-        return true
+        switch kind {
+        case .unsupported: false
+        case .convertField(_, _, _, _, let converted): converted
+        default: true
+        }
     }
 
     public var description: String {
@@ -40,6 +46,10 @@ public struct SchemaChange: Sendable, Equatable, CustomStringConvertible {
         case .renameField(let entity, let from, let to): "rename field \(entity).\(from) to \(to)"
         case .changeFieldRules(let entity, let field, let from, let to): "field \(entity).\(field): \(from) becomes \(to)"
         case .retireField(let entity, let field): "retire field \(entity).\(field)"
+        case .convertField(let entity, let field, let from, let to, let converted):
+            converted
+                ? "convert field \(entity).\(field) from \(from) to \(to) (the app's conversion)"
+                : "change the type of \(entity).\(field) from \(from) to \(to)"
         case .unsupported(let what): what
         }
     }
@@ -107,7 +117,12 @@ extension SchemaOutline {
             let target = before.target.map { renamedEntities[$0] ?? $0 }
             if before.type != field.type || target != field.target {
                 let was = before.type + (before.target.map { " -> \($0)" } ?? ""), now = field.type + (field.target.map { " -> \($0)" } ?? "")
-                changes.append(SchemaChange(kind: .unsupported("change the type of \(new.name).\(field.name) from \(was) to \(now)")))
+                if before.target == nil && field.target == nil {
+                    changes.append(SchemaChange(kind: .convertField(
+                        entity: new.name, field: field.name, from: was, to: now, converted: field.converts)))
+                } else {
+                    changes.append(SchemaChange(kind: .unsupported("change the type of \(new.name).\(field.name) from \(was) to \(now)")))
+                }
             }
             let rules = { (f: FieldOutline) in "strategy=\(f.strategy ?? "default")" + (f.onDelete.map { " onDelete=\($0)" } ?? "") }
             if rules(before) != rules(field) {

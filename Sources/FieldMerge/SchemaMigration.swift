@@ -58,6 +58,9 @@ extension SchemaMigration {
         public var addedEntities: [Entity] = []
         /// Fields retired, by entity and position.
         public var retiredFields: [(entity: Entity, field: Int)] = []
+        /// Fields whose type changed, by entity and position, with the type they had: each
+        /// value goes through the field's ``Field/convertedFrom``.
+        public var convertedFields: [(entity: Entity, field: Int, from: FieldType)] = []
 
         public init(_ changes: [SchemaChange], in schema: Schema) {
             var added: [String: Int] = [:]
@@ -69,10 +72,43 @@ extension SchemaMigration {
                 case .addEntity(let name): if let entity = schema.entity(name) { addedEntities.append(entity) }
                 case .retireField(let entity, let field):
                     if let entity = schema.entity(entity), let index = entity.fieldIndex(field) { retiredFields.append((entity, index)) }
+                case .convertField(let entity, let field, let from, _, _):
+                    if let entity = schema.entity(entity), let index = entity.fieldIndex(field), let type = FieldType(plainName: from) {
+                        convertedFields.append((entity, index, type))
+                    }
                 case .changeEntityRules, .changeFieldRules, .unsupported: break
                 }
             }
             addedFields = added.sorted { $0.key < $1.key }.compactMap { name, count in schema.entity(name).map { ($0, count) } }
         }
+    }
+}
+
+extension FieldType {
+    /// The type named `name` (``name``), for every type but a reference.
+    public init?(plainName name: String) {
+        switch name {
+        case "integer": self = .integer
+        case "real": self = .real
+        case "text": self = .text
+        case "bool": self = .bool
+        case "date": self = .date
+        case "blob": self = .blob
+        case "textSet": self = .textSet
+        default: return nil
+        }
+    }
+}
+
+extension Field {
+    /// The app's conversion of a value of the version before, checked: null stays null, and
+    /// a result that is not of this field's type is an error naming the field.
+    public func convert(_ value: Value, entity: String) throws(MergeError) -> Value {
+        guard value != .null, let convertedFrom else { return value }
+        let converted = convertedFrom(value)
+        guard converted.fits(type) else {
+            throw .invalidConversion(entity: entity, field: name, expected: type.name, got: converted.kind.rawValue)
+        }
+        return converted
     }
 }

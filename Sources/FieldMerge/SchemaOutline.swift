@@ -21,6 +21,9 @@ public struct SchemaOutline: Sendable, Equatable {
         public var renamedFrom: String?
         /// ``Field/retired``: written as ` retired` at the end of the field's line.
         public var retired = false
+        /// From the schema (never from recorded lines): whether the field carries the app's
+        /// conversion from the type it had in the version before (``Field/convertedFrom``).
+        public var converts = false
     }
 
     public var entities: [EntityOutline]
@@ -34,7 +37,7 @@ public struct SchemaOutline: Sendable, Equatable {
                 fields: entity.fields.map { field in
                     var outline = FieldOutline(
                         name: field.name, type: field.type.name, strategy: field.strategy?.name, renamedFrom: field.renamedFrom,
-                        retired: field.retired)
+                        retired: field.retired, converts: field.convertedFrom != nil)
                     if case .reference(let target, let action) = field.type { (outline.target, outline.onDelete) = (target, action.rawValue) }
                     return outline
                 },

@@ -80,6 +80,7 @@ struct Migration {
         for (entity, count) in steps.addedFields { try addFields(entity, count: count) }
         for entity in steps.addedEntities { try database.execute(StoreSchema.createTable(entity)) }
         for (entity, field) in steps.retiredFields { try retireField(entity, field) }
+        for (entity, field, from) in steps.convertedFields { try convertField(entity, field, from: from) }
         for entity in schema.entities {
             for index in entity.referenceIndexes { try database.execute(index) }
         }
@@ -177,8 +178,27 @@ struct Migration {
             """, [.text(entity.name)])
     }
 
+    /// Gives a field its new type through the app's conversion (``Field/convertedFrom``):
+    /// every value in rows, captured rows, ancestors and tombstones' ancestors; stamps and
+    /// pending edits stay. The column is made anew with the new type (SQLite keeps a
+    /// column's declared type), at the end of the table.
+    func convertField(_ entity: Entity, _ field: Int, from oldType: FieldType) throws {
+        try dropTriggers(entity.name)
+        let shadow = try shadowExists(entity.name)
+        for table in [entity.name] + (shadow ? ["__fm_shadow_\(entity.name)"] : []) {
+            try ColumnConversion(database: database, table: table, entity: entity, field: field, from: oldType).run()
+        }
+        var before = entity
+        before.fields[field].type = oldType
+        let convert = BlobConvert(before: before, after: entity, field: field)
+        for table in [entity.name] + (shadow ? ["__fm_shadow_\(entity.name)"] : []) {
+            try rewrite(table: table, key: "id", filter: nil, convert)
+        }
+        try rewrite(table: "__fm_tombstones", key: "id", filter: entity.name, convert)
+    }
+
     /// Rewrites the stamps and ancestor of every row of `table` (of entity `filter` in the
-    /// tombstones table) for the added or retired fields.
+    /// tombstones table) for the added, retired or converted fields.
     private func rewrite(table: String, key: String, filter: String?, _ grow: some BlobRewrite) throws {
         let isTombstones = filter != nil
         let (stampsColumn, ancestorColumn) = isTombstones ? ("stamps", "ancestor") : (StoreSchema.stampsColumn, StoreSchema.ancestorColumn)
@@ -231,6 +251,61 @@ struct BlobRetire: BlobRewrite {
         var out: [UInt8] = []
         RecordCoding.encodeAncestor(record, revision: revision, entity: entity, into: &out)
         return out
+    }
+}
+
+/// Ancestors with a field converted to its new type; stamps as they are.
+struct BlobConvert: BlobRewrite {
+    let before: Entity, after: Entity, field: Int
+
+    func stamps(_ bytes: [UInt8], id: Int64) throws -> [UInt8] { bytes }
+
+    func ancestor(_ bytes: [UInt8], id: Int64) throws -> [UInt8] {
+        var (record, revision) = try bytes.withUnsafeBytes { (raw) throws(RecordCodingError) in
+            try RecordCoding.decodeAncestor(raw, entity: before, id: id)
+        }
+        record.values[field] = try after.fields[field].convert(record.values[field], entity: after.name)
+        var out: [UInt8] = []
+        RecordCoding.encodeAncestor(record, revision: revision, entity: after, into: &out)
+        return out
+    }
+}
+
+/// One table's column of a converted field, made anew: a new column of the new type gets
+/// every row's converted value, the old one is dropped, the new one takes its name.
+package struct ColumnConversion {
+    let database: Database, table: String, entity: Entity, field: Int, from: FieldType
+
+    package init(database: Database, table: String, entity: Entity, field: Int, from: FieldType) {
+        (self.database, self.table, self.entity, self.field, self.from) = (database, table, entity, field, from)
+    }
+
+    package func run() throws {
+        let target = entity.fields[field]
+        let (quoted, column, scratch) = (Database.quote(table), Database.quote(target.name), Database.quote("__fm_converting"))
+        try database.execute("ALTER TABLE \(quoted) ADD COLUMN \(scratch) \(target.type.sqliteColumnType)")
+        let read = try database.statement("SELECT \"id\", \(column) FROM \(quoted)")
+        var rows: [(id: Int64, value: Value)] = []
+        while try read.step() {
+            guard case .integer(let id) = read.value(0) else { continue }
+            guard let value = read.value(1, as: from) else {
+                throw StoreError(.corrupt, "the value of \(target.name) is not a \(from.name)", entity: entity.name, id: id)
+            }
+            rows.append((id, value))
+        }
+        let write = try database.statement("UPDATE \(quoted) SET \(scratch) = ? WHERE \"id\" = ?")
+        for (id, value) in rows {
+            let converted: Value
+            do { converted = try target.convert(value, entity: entity.name) } catch {
+                throw StoreError(.invalidRecord, error.description, entity: entity.name, id: id)
+            }
+            try write.bindField(converted, at: 1)
+            try write.bind(id, at: 2)
+            try write.execute()
+            write.reset()
+        }
+        try database.execute("ALTER TABLE \(quoted) DROP COLUMN \(column)")
+        try database.execute("ALTER TABLE \(quoted) RENAME COLUMN \(scratch) TO \(column)")
     }
 }
 

@@ -187,4 +187,63 @@ import Testing
         try store.captureExternalWrites()
         #expect(try store.pendingFields("tasks", id: 1) == FieldMask())
     }
+
+    static let words: @Sendable (Value) -> Value = { value in
+        guard case .text(let text) = value else { return .null }
+        return .textSet(TextSet(text.split(separator: " ").map(String.init)))
+    }
+
+    /// A type change the app converts itself: every value the store keeps (rows, ancestors,
+    /// tombstones) goes through its conversion; stamps and pending edits stay.
+    @Test func aTypeChange_withTheAppsConversion_convertsEveryValue() throws {
+        let folder = TemporaryFolder()
+        defer { folder.remove() }
+        let path = folder.file("replica.sqlite")
+        try Self.fileWithHistory(path)
+        let before = try Store(.file(path: path), schema: Self.v1())
+        let milkStamps = try #require(try before.record("tasks", id: 1)).stamps
+        before.database.close()
+        let v2 = try Schema([
+            Entity("lists", fields: [Field("name", .text)]),
+            Entity("tasks", fields: [
+                Field("title", .textSet, strategy: .union, convertedFrom: Self.words),
+                Field("listID", .reference(to: "lists", onDelete: .cascade)),
+            ]),
+        ], version: 2)
+        let store = try Store(.file(path: path), schema: v2)
+        defer { store.database.close() }
+        #expect(store.migrations.map(\.description) == [
+            "convert field tasks.title from text to textSet (the app's conversion)",
+            "field tasks.title: strategy=default becomes strategy=union",
+        ])
+        let milk = try #require(try store.record("tasks", id: 1))
+        #expect(milk.values == [.textSet(TextSet(["Oat", "milk"])), .integer(1)])
+        #expect(milk.stamps == milkStamps)
+        #expect(try store.ancestor("tasks", id: 1)?.record.values[0] == .textSet(TextSet(["Milk"])))
+        #expect(try store.pendingFields("tasks", id: 1) == FieldMask([0]))
+        #expect(try store.ancestor("tasks", id: 2)?.record.values[0] == .textSet(TextSet(["Eggs"])))  // the deleted one
+        _ = try store.update("tasks", id: 1, ["title": .textSet(TextSet(["Oat", "milk", "2l"]))])
+    }
+
+    @Test func aTypeChange_withoutAConversion_orWithAWrongOne_isRefused_andTheFileStays() throws {
+        let folder = TemporaryFolder()
+        defer { folder.remove() }
+        let path = folder.file("replica.sqlite")
+        try Self.fileWithHistory(path)
+        func v2(_ convert: (@Sendable (Value) -> Value)?) throws -> Schema {
+            try Schema([
+                Entity("lists", fields: [Field("name", .text)]),
+                Entity("tasks", fields: [
+                    Field("title", .integer, convertedFrom: convert), Field("listID", .reference(to: "lists", onDelete: .cascade)),
+                ]),
+            ], version: 2)
+        }
+        let none = #expect(throws: StoreError.self) { try Store(.file(path: path), schema: v2(nil)) }
+        #expect(none?.message.contains("change the type of tasks.title from text to integer") == true)
+        let wrong = #expect(throws: StoreError.self) { try Store(.file(path: path), schema: v2({ $0 })) }
+        #expect(wrong?.message.contains("the conversion of field 'tasks.title' to integer gave a text") == true)
+        let store = try Store(.file(path: path), schema: Self.v1())  // unchanged
+        #expect(try store.record("tasks", id: 1)?.values[0] == .text("Oat milk"))
+        store.database.close()
+    }
 }

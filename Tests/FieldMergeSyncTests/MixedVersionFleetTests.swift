@@ -235,4 +235,48 @@ import Testing
         #expect(!encoded.contains("title"))
         #expect(!encoded.contains("\"*\""))  // the shared stamp stands for synced fields only
     }
+
+    /// Version 2 changes `tasks.title` from text to a set of words through the app's
+    /// conversion: the server's file and each store convert their values; a device still on
+    /// version 1 cannot be answered in its schema any more and is refused until it upgrades.
+    @Test func aConvertedField_convertsOnServerAndDevices_andStrandsNoChange() async throws {
+        let folder = NSTemporaryDirectory() + "fm-convert-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let v1 = try Schema(Self.v1Entities)
+        var entities = Self.v1Entities
+        entities[1].fields[0] = Field("title", .textSet, strategy: .union, convertedFrom: { value in
+            guard case .text(let text) = value else { return .null }
+            return .textSet(TextSet(text.split(separator: " ").map(String.init)))
+        })
+        let v2 = try Schema(entities, version: 2)
+        do {
+            let transport = InProcessTransport(server: try RevisionServer(.file(path: folder + "/server.sqlite"), schema: v1))
+            let a = SyncClient(store: try Store(.file(path: folder + "/a.sqlite"), schema: v1, replica: ReplicaID(1)), transport: transport)
+            try await a.write { store in
+                let list = try store.insert("lists", values: [.text("Home")])
+                _ = try store.insert("tasks", values: [.text("Oat milk"), .integer(list)])
+            }
+            _ = try await a.sync()
+            try await a.write { store in _ = try store.update("tasks", id: 1, ["title": "Oat milk 2l"]) }  // unsent
+            try await a.withStore { $0.database.close() }
+        }
+        let server = try RevisionServer(.file(path: folder + "/server.sqlite"), schema: v2)
+        #expect(server.migrations.map(\.description).first == "convert field tasks.title from text to textSet (the app's conversion)")
+        #expect(server.olderSchemas.count == 1)  // kept, but its type no longer fits: not answered
+        let transport = InProcessTransport(server: server)
+        let stale = SyncClient(store: try Store(.memory, schema: v1), transport: transport)
+        let error = try #require(await #expect(throws: SyncError.self) { try await stale.sync() })
+        #expect((error.cause as? SyncRequestRejected)?.code == "incompatibleSchema")
+
+        let b = SyncClient(store: try Store(.memory, schema: v2, replica: ReplicaID(2)), transport: transport)
+        _ = try await b.sync()
+        #expect(try await b.read { try $0.record("tasks", id: 1)?.values[0] } == .textSet(TextSet(["Oat", "milk"])))
+        let a = SyncClient(store: try Store(.file(path: folder + "/a.sqlite"), schema: v2), transport: transport)
+        _ = try await a.sync()
+        _ = try await b.sync()
+        for client in [a, b] {
+            #expect(try await client.read { try $0.record("tasks", id: 1)?.values[0] } == .textSet(TextSet(["Oat", "milk", "2l"])))
+        }
+    }
 }
