@@ -24,6 +24,15 @@ public struct PendingChange: Sendable, Equatable {
     public var record: Record
     /// The revision of the acknowledged version the change was made on; nil for a create.
     public var revision: Int64?
+
+    package init(entity: String, id: Int64, kind: Kind, fields: FieldMask, record: Record, revision: Int64?) {
+        self.entity = entity
+        self.id = id
+        self.kind = kind
+        self.fields = fields
+        self.record = record
+        self.revision = revision
+    }
 }
 
 extension Store {

@@ -62,7 +62,9 @@ final class Device {
     /// Syncs until a sync completes, retrying after every failure (a lost request or answer,
     /// a corrupted body, a crash, after which the store is reopened).
     /// - Returns: What the completed sync did.
-    func sync(ledger: FaultLedger, attempts: Int = 60) async throws -> SyncSummary {
+    /// - Parameter afterFailure: Runs after each failed attempt, before the next (edits a
+    ///   user makes while the device is offline again).
+    func sync(ledger: FaultLedger, attempts: Int = 60, afterFailure: () async throws -> Void = {}) async throws -> SyncSummary {
         var lastError: any Error = SimulationError("no attempt")
         for _ in 0..<attempts {
             do {
@@ -85,6 +87,7 @@ final class Device {
                     crashesSinceSync += 1
                     try await reopen()
                 }
+                try await afterFailure()
             }
         }
         throw SimulationError("device \(index) did not complete a sync in \(attempts) attempts: \(lastError)")

@@ -119,14 +119,7 @@ extension Simulation {
         }
         for device in devices where chance(options.editingShare) {
             device.tick(now)
-            let (generator, count) = (generators[device.index], options.editsPerDevice)
-            let (next, edits) = try await device.client.withStore { store in
-                var generator = generator
-                let edits = try generator.edit(store, count: count)
-                return (generator, edits)
-            }
-            generators[device.index] = next
-            oracle.record(edits)
+            try await edit(device, count: options.editsPerDevice)
         }
         var order = Array(devices.indices)
         for i in order.indices.reversed() where i > 0 { order.swapAt(i, random.below(i + 1)) }
@@ -135,6 +128,18 @@ extension Simulation {
         }
         if restarted { ledger.survived(.serverRestart) }
         progress?("rounds", round + 1, options.rounds)
+    }
+
+    /// `count` edits on `device` by its generator, recorded for the oracle.
+    func edit(_ device: Device, count: Int) async throws {
+        let generator = generators[device.index]
+        let (next, edits) = try await device.client.withStore { store in
+            var generator = generator
+            let edits = try generator.edit(store, count: count)
+            return (generator, edits)
+        }
+        generators[device.index] = next
+        oracle.record(edits)
     }
 
     /// The round at whose start the server and half the devices upgrade.
@@ -147,7 +152,14 @@ extension Simulation {
         serverWall.set(milliseconds: now)
         device.tick(now)
         if chance(options.faults.crash) { device.crashSwitch.arm(ApplyStage.allCases[random.below(ApplyStage.allCases.count)]) }
-        let summary = try await device.sync(ledger: ledger)
+        // After a failed attempt (a lost answer, a crash) the user sometimes edits before
+        // the retry: the request in flight must still be answered once.
+        let summary = try await device.sync(ledger: ledger) { [self] in
+            if chance(0.5) {
+                device.tick(now)
+                try await edit(device, count: 2)
+            }
+        }
         if device.schema.version < schema.version { report.syncsBehind += 1 }
         return summary
     }

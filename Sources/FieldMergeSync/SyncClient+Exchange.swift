@@ -25,7 +25,13 @@ extension SyncClient {
     nonisolated static func exchange(
         _ json: [UInt8], codec: WireCodec, transport: any SyncTransport, gzip: Bool
     ) async throws -> Exchange {
-        let body = gzip ? Gzip.compress(json, level: Gzip.defaultLevel) : json
+        try await exchange(wire: gzip ? Gzip.compress(json, level: Gzip.defaultLevel) : json, codec: codec, transport: transport, gzip: gzip)
+    }
+
+    /// Sends bytes as they go on the wire (gzip'd when `gzip`) and decodes the answer.
+    nonisolated static func exchange(
+        wire body: [UInt8], codec: WireCodec, transport: any SyncTransport, gzip: Bool
+    ) async throws -> Exchange {
         let answer = try await transport.send(body, gzip: gzip)
         let responseJSON = try Gzip.decompressIfGzip(answer, limit: WireLimits().maxDecompressedBytes)
         let response = try codec.decodeResponse(responseJSON)

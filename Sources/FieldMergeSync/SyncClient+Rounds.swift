@@ -11,6 +11,9 @@ extension SyncClient {
         var ahead: Prefetch?
         defer { ahead?.task.cancel() }
         do {
+            // A request whose answer never arrived goes first, as it was: the server answers
+            // it once, whether it took it or not, before anything else is sent.
+            try await resendInFlight(summary: &summary, refused: &refused)
             while summary.rounds < maxRounds {
                 try Task.checkCancellation()
                 // Writes made with plain SQL since the last round become pending changes.
@@ -48,17 +51,31 @@ extension SyncClient {
         } else {
             ahead?.task.cancel()
             ahead = nil
-            let body: [UInt8]
             if pending.isEmpty {
-                body = codec.encode(request)
+                exchange = try await Self.exchange(codec.encode(request), codec: codec, transport: transport, gzip: gzip)
             } else {
-                // The request id is a digest of what is sent: a retry after a lost answer, made
-                // from the unchanged store, is the same request under the same id, and the
-                // server replays its answer instead of creating anything twice.
-                (body, request.requestID) = codec.encode(request, requestIDPrefix: "\(store.maxRevision)-")
+                // The request id is a digest of what is sent; the bytes are kept as in flight
+                // until their answer is applied, so that a retry after a lost answer is the
+                // same request under the same id, whatever was edited since, and the server
+                // replays its answer instead of creating anything twice.
+                let json: [UInt8]
+                (json, request.requestID) = codec.encode(request, requestIDPrefix: "\(store.maxRevision)-")
+                let wire = gzip ? Gzip.compress(json, level: Gzip.defaultLevel) : json
+                try store.recordInFlight(InFlightRequest(body: wire, gzip: gzip, fingerprint: schemaFingerprint))
+                exchange = try await sendInFlight(wire)
             }
-            exchange = try await Self.exchange(body, codec: codec, transport: transport, gzip: gzip)
         }
+        let conflicts = try absorb(exchange, pending: pending, summary: &summary, refused: &refused, ahead: &ahead)
+        return RoundOutcome(hasMore: exchange.response.hasMore, conflicts: conflicts, requestID: request.requestID)
+    }
+
+    /// Applies one answer to what `pending` sent (nothing for a catch-up), in one store
+    /// transaction that also forgets the request in flight.
+    /// - Returns: How many change sets sent came back as conflicts.
+    func absorb(
+        _ exchange: Exchange, pending: [PendingChange], summary: inout SyncSummary, refused: inout Set<String>,
+        ahead: inout Prefetch?
+    ) throws -> Int {
         let response = exchange.response
         summary.rounds += 1
         summary.sent += pending.count
@@ -78,7 +95,11 @@ extension SyncClient {
         // plain SQL from another connection waits, instead of slipping in between and being
         // overwritten.
         let answersFrom = response.changeSets.count - sentChangeSets
-        let applied = try store.transaction(origin: .sync) { try applier.apply(response, answersFrom: answersFrom) }
+        let applied = try store.transaction(origin: .sync) {
+            let applied = try applier.apply(response, answersFrom: answersFrom)
+            if !pending.isEmpty { try store.clearInFlight() }
+            return applied
+        }
         try applyHook?(.committed)
         refused.formUnion(applied.refused)
         summary.received += applied.received
@@ -86,7 +107,7 @@ extension SyncClient {
         summary.conflicts += applied.conflicts
         summary.refused += applied.parked
         summary.conflictingChangeSets += applied.conflictingChangeSets
-        return RoundOutcome(hasMore: response.hasMore, conflicts: applied.conflictingChangeSets, requestID: request.requestID)
+        return applied.conflictingChangeSets
     }
 
     /// One change set with every pending change, grouped by entity in schema order.
