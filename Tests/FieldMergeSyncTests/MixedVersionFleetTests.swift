@@ -279,4 +279,44 @@ import Testing
             #expect(try await client.read { try $0.record("tasks", id: 1)?.values[0] } == .textSet(TextSet(["Oat", "milk", "2l"])))
         }
     }
+
+    /// Version 2 adds a reference to an existing entity (tasks.ownerID -> lists, setNull):
+    /// the server and the stores add the column with its index, and its delete rule holds.
+    @Test func anAddedReference_worksOnServerAndDevices() async throws {
+        let folder = NSTemporaryDirectory() + "fm-addref-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let v1 = try Schema(Self.v1Entities)
+        var entities = Self.v1Entities
+        entities[1].fields.append(Field("ownerID", .reference(to: "lists", onDelete: .setNull)))
+        let v2 = try Schema(entities, version: 2)
+        do {
+            let transport = InProcessTransport(server: try RevisionServer(.file(path: folder + "/server.sqlite"), schema: v1))
+            let a = SyncClient(store: try Store(.file(path: folder + "/a.sqlite"), schema: v1, replica: ReplicaID(1)), transport: transport)
+            try await a.write { store in
+                let home = try store.insert("lists", values: [.text("Home")])
+                _ = try store.insert("lists", values: [.text("Ann")])
+                _ = try store.insert("tasks", values: [.text("Milk"), .integer(home)])
+            }
+            _ = try await a.sync()
+            try await a.withStore { $0.database.close() }
+        }
+        let server = try RevisionServer(.file(path: folder + "/server.sqlite"), schema: v2)
+        #expect(server.migrations.map(\.description) == ["add field tasks.ownerID"])
+        #expect(try server.database.scalar("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND sql LIKE '%ownerID%'") == .integer(1))
+        let transport = InProcessTransport(server: server)
+        let a = SyncClient(store: try Store(.file(path: folder + "/a.sqlite"), schema: v2), transport: transport)
+        #expect(try await a.read { try $0.database.scalar("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND sql LIKE '%ownerID%'") } == .integer(1))
+        let b = SyncClient(store: try Store(.memory, schema: v2, replica: ReplicaID(2)), transport: transport)
+        try await a.write { store in _ = try store.update("tasks", id: 1, ["ownerID": .integer(2)]) }
+        _ = try await a.sync()
+        _ = try await b.sync()
+        #expect(try await b.read { try $0.record("tasks", id: 1)?.values[2] } == .integer(2))
+        try await b.write { store in try store.delete("lists", id: 2) }  // the owner goes: setNull
+        _ = try await b.sync()
+        _ = try await a.sync()
+        for client in [a, b] {
+            #expect(try await client.read { try $0.record("tasks", id: 1)?.values } == [.text("Milk"), .integer(1), .null])
+        }
+    }
 }
