@@ -20,7 +20,7 @@ struct SchemaCommand: ParsableCommand {
         func run() throws {
             let (before, after) = (try Self.load(old), try Self.load(new))
             let changes = SchemaOutline(before).changes(to: SchemaOutline(after))
-            print("schema version \(before.version) -> \(after.version): \(changes.isEmpty ? "no changes" : "\(changes.count) changes")")
+            print("schema version \(before.version) -> \(after.version): \(changes.isEmpty ? "no changes" : "\(changes.count) change\(changes.count == 1 ? "" : "s")")")
             for change in changes { print("  \(change.isSafe ? "safe  " : "UNSAFE") \(change)") }
             var problems: [String] = []
             if !changes.isEmpty && after.version <= before.version { problems.append("a changed schema needs a higher version") }
