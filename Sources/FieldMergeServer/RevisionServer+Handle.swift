@@ -32,13 +32,25 @@ extension RevisionServer {
         let before = maxRevision
         // A client of an older schema version: its change sets in the current schema, the
         // answer in its own (the stored reply stays in the current schema).
-        guard let version = codec.version(fingerprint: request.schemaFingerprint) else {
-            return (try await answer(request, identity: identity), before, maxRevision)
-        }
+        let version = codec.version(fingerprint: request.schemaFingerprint)
         var lifted = request
-        lifted.changeSets = version.lift(request.changeSets)
-        let response = try await answer(lifted, identity: identity)
-        return (version.project(response), before, maxRevision)
+        if let version { lifted.changeSets = version.lift(request.changeSets) }
+        var response = try await answer(lifted, identity: identity)
+        if let readable = options.readable { response = Self.readableOnly(response, by: identity, readable) }
+        return (version.map { $0.project(response) } ?? response, before, maxRevision)
+    }
+
+    /// `response` without the records of entities `identity` may not read (the change sets
+    /// stay, so answers still line up with what was sent).
+    static func readableOnly(_ response: SyncResponse, by identity: SyncIdentity?, _ readable: ReadFilter) -> SyncResponse {
+        var filtered = response
+        filtered.changeSets = response.changeSets.map { changeSet in
+            var kept = changeSet
+            kept.entities = changeSet.entities.filter { readable(identity, $0.entity) }
+            kept.refused = changeSet.refused.filter { readable(identity, $0.entity) }
+            return kept
+        }
+        return filtered
     }
 
     private func answer(_ request: SyncRequest, identity: SyncIdentity?) async throws(ServerError) -> SyncResponse {

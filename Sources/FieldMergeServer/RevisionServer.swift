@@ -16,6 +16,9 @@ import FieldMergeSQLite
 public actor RevisionServer {
     /// Who may change what: return false to refuse a change (answered as a conflict).
     public typealias Authorization = @Sendable (AuthorizationRequest) -> Bool
+    /// Who receives what: false leaves the entity's records out of everything sent to that
+    /// identity (catch-up, answers, conflict truths).
+    public typealias ReadFilter = @Sendable (_ identity: SyncIdentity?, _ entity: String) -> Bool
 
     public enum ChangeKind: String, Sendable { case create, update, delete }
 
@@ -47,6 +50,8 @@ public actor RevisionServer {
         public var defaultPageLimit = 100_000
         /// Decides every create, update and delete; nil allows everything.
         public var authorize: Authorization?
+        /// Decides which entities each identity receives; nil sends every entity to everyone.
+        public var readable: ReadFilter?
         public init() {}
     }
 

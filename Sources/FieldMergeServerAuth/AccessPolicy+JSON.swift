@@ -10,8 +10,10 @@ extension AccessPolicy {
     ///  "default": {"write": ["*"]}}
     /// ```
     ///
-    /// Each rule has `write` and optionally `create`, `update`, `delete` (arrays of role
-    /// names). Every entity named must be in `schema`; unknown keys are errors.
+    /// Each rule has `write` and optionally `create`, `update`, `delete` and `read` (arrays
+    /// of role names). Every entity named must be in `schema`; unknown keys are errors; a
+    /// policy that lets a role read records whose references point at records it may not
+    /// read is refused (``unreadableParent(in:)``).
     ///
     /// - Throws: ``DocumentError`` with the JSON path of the problem.
     public static func decode(_ data: Data, schema: Schema) throws(DocumentError) -> AccessPolicy {
@@ -27,11 +29,14 @@ extension AccessPolicy {
                 entities[entity] = try rule(value, at: path)
             }
         }
-        return AccessPolicy(entities: entities, defaultRule: try top["default"].map { value throws(DocumentError) in try rule(value, at: "$.default") })
+        let policy = AccessPolicy(
+            entities: entities, defaultRule: try top["default"].map { value throws(DocumentError) in try rule(value, at: "$.default") })
+        if let problem = policy.unreadableParent(in: schema) { throw DocumentError(path: "$", message: problem) }
+        return policy
     }
 
     private static func rule(_ value: JSONValue, at path: String) throws(DocumentError) -> Rule {
-        let fields = try object(value, at: path, keys: ["write", "create", "update", "delete"])
+        let fields = try object(value, at: path, keys: ["write", "create", "update", "delete", "read"])
         func roles(_ key: String) throws(DocumentError) -> Set<String>? {
             guard let value = fields[key] else { return nil }
             guard case .array(let items) = value else { throw DocumentError(path: "\(path).\(key)", message: "expected an array of role names") }
@@ -45,7 +50,8 @@ extension AccessPolicy {
             return names
         }
         guard let write = try roles("write") else { throw DocumentError(path: path, message: "a rule needs 'write' (an array of roles)") }
-        return Rule(write: write, create: try roles("create"), update: try roles("update"), delete: try roles("delete"))
+        return Rule(
+            write: write, create: try roles("create"), update: try roles("update"), delete: try roles("delete"), read: try roles("read"))
     }
 
     /// The members of the object `value`, refusing keys outside `keys` (when given).

@@ -80,6 +80,7 @@ struct ServeCommand: AsyncParsableCommand {
         options.mode = mode.serverMode
         let policy = try auth.loadPolicy(schema: schema)
         options.authorize = policy?.authorization
+        options.readable = policy?.readFilter
         let verifier = try await auth.loadVerifier()
         let (server, connector, location) = try await openServer(schema: schema, options: options)
         for change in server.migrations {

@@ -35,7 +35,11 @@ import Testing
     @Test(arguments: [
         (#"{"entities": {"projects": {"write": ["admin"]}}}"#, "$.entities.projects: the schema has no entity 'projects'"),
         (#"{"entities": {"lists": {"write": "admin"}}}"#, "$.entities.lists.write: expected an array of role names"),
-        (#"{"entities": {"lists": {"read": ["admin"]}}}"#, "$.entities.lists.read: unknown key; expected one of create, delete, update, write"),
+        (#"{"entities": {"lists": {"reed": ["admin"]}}}"#, "$.entities.lists.reed: unknown key; expected one of create, delete, read, update, write"),
+        (#"{"entities": {"lists": {"write": ["*"], "read": ["admin"]}}, "default": {"write": ["*"]}}"#,
+         "$: tasks is readable by everyone, but its reference listID points at lists, which they may not read"),
+        (#"{"entities": {"lists": {"write": ["*"], "read": ["admin"]}, "tasks": {"write": ["*"], "read": ["admin", "guest"]}}}"#,
+         "$: tasks is readable by role(s) guest, but its reference listID points at lists, which they may not read"),
         (#"{"default": {"create": ["*"]}}"#, "$.default: a rule needs 'write' (an array of roles)"),
         (#"{"entities": {"lists": {"write": [""]}}}"#, "$.entities.lists.write[0]: expected a role name (a non-empty string)"),
         (#"{"entitles": {}}"#, "$.entitles: unknown key; expected one of default, entities"),
@@ -70,5 +74,47 @@ import Testing
             }
             #expect(rows == [.integer(0), .text("Allowed")])
         }
+    }
+
+    /// `read`: a guest never receives the lists (catch-up or answers), may not write them,
+    /// and its store holds only what it may read; an admin receives everything.
+    @Test func aRoleThatMayNotReadAnEntity_neverReceivesIt() async throws {
+        let schema = try Schema([
+            Entity("lists", fields: [Field("name", .text)]),
+            Entity("notes", fields: [Field("body", .text)]),
+        ])
+        let policy = try AccessPolicy.decode(
+            Data(#"{"entities": {"notes": {"write": ["admin"], "read": ["admin"]}}, "default": {"write": ["*"]}}"#.utf8), schema: schema)
+        var options = RevisionServer.Options()
+        options.authorize = policy.authorization
+        options.readable = try #require(policy.readFilter)
+        let server = try RevisionServer(.memory, schema: schema, options: options)
+        try await withAuthenticatedServer(server, verifier: try await TestTokens.verifier()) { running in
+            func client(_ user: String, _ roles: [String], _ replica: UInt64) async throws -> SyncClient {
+                let token = try await TestTokens.token(user, roles: roles)
+                return SyncClient(
+                    store: try Store(.memory, schema: schema, replica: ReplicaID(replica)),
+                    transport: HTTPTransport(url: running.syncURL, token: { _ in token }))
+            }
+            let admin = try await client("ada", ["admin"], 1), guest = try await client("gus", ["guest"], 2)
+            try await admin.write { store in
+                _ = try store.insert("lists", values: ["Home"])
+                _ = try store.insert("notes", values: ["salary review"])
+            }
+            _ = try await admin.sync()
+            _ = try await guest.sync()
+            #expect(try await guest.read { try $0.database.scalar("SELECT count(*) FROM lists") } == .integer(1))
+            #expect(try await guest.read { try $0.database.scalar("SELECT count(*) FROM notes") } == .integer(0))
+            try await guest.write { store in _ = try store.insert("notes", values: ["peek"]) }
+            let summary = try await guest.sync()
+            #expect(summary.refused.map { "\($0.entity) \($0.code)" } == [])  // the refusal itself names a notes record: left out
+            #expect(try await running.http.withServer { try $0.database.scalar("SELECT count(*) FROM notes") } == .integer(1))
+            try await admin.write { store in _ = try store.update("notes", id: 1, ["body": "raise"]) }
+            _ = try await admin.sync()
+            _ = try await guest.sync()
+            #expect(try await guest.read { try $0.database.scalar("SELECT count(*) FROM notes WHERE body = 'salary review' OR body = 'raise'") } == .integer(0))
+            #expect(try await admin.read { try $0.record("notes", id: 1)?.values } == ["raise"])
+        }
+        #expect(!policy.allows(.create, of: "notes", by: SyncIdentity(user: "g", roles: ["guest"])))
     }
 }
