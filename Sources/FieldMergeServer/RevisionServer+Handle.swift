@@ -41,13 +41,13 @@ extension RevisionServer {
     }
 
     /// `response` without the records of entities `identity` may not read (the change sets
-    /// stay, so answers still line up with what was sent).
+    /// stay, so answers still line up with what was sent; refusals stay too: they name only
+    /// records the client sent, so that it keeps them aside instead of sending them forever).
     static func readableOnly(_ response: SyncResponse, by identity: SyncIdentity?, _ readable: ReadFilter) -> SyncResponse {
         var filtered = response
         filtered.changeSets = response.changeSets.map { changeSet in
             var kept = changeSet
             kept.entities = changeSet.entities.filter { readable(identity, $0.entity) }
-            kept.refused = changeSet.refused.filter { readable(identity, $0.entity) }
             return kept
         }
         return filtered

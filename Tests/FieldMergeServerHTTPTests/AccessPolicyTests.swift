@@ -107,7 +107,7 @@ import Testing
             #expect(try await guest.read { try $0.database.scalar("SELECT count(*) FROM notes") } == .integer(0))
             try await guest.write { store in _ = try store.insert("notes", values: ["peek"]) }
             let summary = try await guest.sync()
-            #expect(summary.refused.map { "\($0.entity) \($0.code)" } == [])  // the refusal itself names a notes record: left out
+            #expect(summary.refused.map { "\($0.entity)#\($0.id) \($0.code)" } == ["notes#-1 unauthorized"])  // its own record: kept aside
             #expect(try await running.http.withServer { try $0.database.scalar("SELECT count(*) FROM notes") } == .integer(1))
             try await admin.write { store in _ = try store.update("notes", id: 1, ["body": "raise"]) }
             _ = try await admin.sync()
