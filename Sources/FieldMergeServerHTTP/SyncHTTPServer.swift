@@ -5,7 +5,7 @@ import Hummingbird
 import Logging
 import ServiceLifecycle
 
-/// `POST /sync` of the revision protocol over HTTP/1.1, for one ``RevisionServer``.
+/// `POST /sync` of the revision protocol over HTTP/1.1, for one `RevisionServer`.
 ///
 /// ```swift
 /// let server = SyncHTTPServer(server: try RevisionServer(.file(path: "server.sqlite"), schema: schema),
