@@ -6,6 +6,7 @@ import FieldMergeSyncHTTP
 import FieldMergeSQLite
 import Foundation
 import Hummingbird
+import Synchronization
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -39,14 +40,17 @@ struct HoldRequestsMiddleware: RouterMiddleware {
         let databasePath = folder.appendingPathComponent("server.sqlite").path
         let port = try Self.freePort()
 
+        let stopped = Mutex(false)
         let serving = Task {
+            defer { stopped.withLock { $0 = true } }
             // FieldMergeServerHTTP.md block begin
             let server = try RevisionServer(.file(path: databasePath), schema: schema)   // the devices' schema, strategies included
             let http = SyncHTTPServer(server: server, configuration: .init(host: "0.0.0.0", port: port))
             try await http.runUntilShutdownSignal()   // returns after SIGTERM or SIGINT, once requests in flight are answered
             // FieldMergeServerHTTP.md block end
         }
-        try await Self.waitUntilHealthy(port: port)
+        defer { serving.cancel() }                 // a failed check below must not leave it serving
+        try await Self.waitUntilHealthy(port: port, unless: { stopped.withLock { $0 } })
         let client = SyncClient(store: try Store(.memory, schema: schema), transport: HTTPTransport(url: URL(string: "http://127.0.0.1:\(port)/sync")!))
         try await client.write { _ = try $0.insert("lists", values: ["Home"]) }
         #expect(try await client.sync().sent == 1)
@@ -108,13 +112,16 @@ struct HoldRequestsMiddleware: RouterMiddleware {
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
-    /// Waits (at most 10 s) until `GET /health` on `port` answers 200.
-    static func waitUntilHealthy(port: Int) async throws {
-        let deadline = ContinuousClock.now + .seconds(10)
+    /// Waits until `GET /health` on `port` answers 200; fails at once when `stopped` says the
+    /// server gave up (an address it could not bind), else after 10 minutes: a whole test run
+    /// on two loaded cores can hold every test up for well over a minute.
+    static func waitUntilHealthy(port: Int, unless stopped: () -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(600)
         while ContinuousClock.now < deadline {
+            if stopped() { throw RawHTTP.Failure(description: "the server stopped before answering on port \(port)") }
             if let response = try? await RawHTTP.exchange(port: port, method: "GET", path: "/health"), response.status == 200 { return }
             try await Task.sleep(for: .milliseconds(50))
         }
-        throw RawHTTP.Failure(description: "nothing answered GET /health on port \(port) within 10 s")
+        throw RawHTTP.Failure(description: "nothing answered GET /health on port \(port) within 10 minutes")
     }
 }
