@@ -99,7 +99,6 @@ let package = Package(
                 "FieldMergeServer", "FieldMergeSyncHTTP", "FieldMergeServerHTTP", "FieldMergeServerAuth", "FieldMergeServerPostgres",
                 "FieldMergeSimulation",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .testTarget(name: "FieldMergeTests", dependencies: ["FieldMerge", "FieldMergeWorkload"]),

@@ -12,8 +12,13 @@ extension ThreeWayMerge {
     /// gives.
     ///
     /// - Parameters:
+    ///   - entity: The entity of every record.
+    ///   - ancestors: The server-acknowledged versions.
+    ///   - local: This replica's versions.
+    ///   - remote: The server's versions.
     ///   - ancestorPresent: One flag per record; `false` means the record has no ancestor
     ///     (its row in `ancestors` is ignored). `nil` means every record has one.
+    ///   - context: The stamp of values that neither side wrote (``MergeContext``).
     /// - Returns: The outcome per record, the field-wise results, the conflicts.
     /// - Complexity: O(*n* · *f*) stamp comparisons for *n* records of *f* fields, with no
     ///   allocation for records without a conflict.

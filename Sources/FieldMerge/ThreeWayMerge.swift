@@ -1,4 +1,4 @@
-/// Three-way merges of records, one at a time or in batches (see ``mergeBatch``).
+/// Three-way merges of records, one at a time or in batches (see ``mergeBatch(_:ancestors:local:remote:ancestorPresent:context:)``).
 public enum ThreeWayMerge {
     /// Merges one record three ways, field by field.
     ///

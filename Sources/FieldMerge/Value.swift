@@ -1,7 +1,7 @@
 /// One field's value.
 ///
 /// The schema's ``FieldType`` says which case a field holds; every field may also be
-/// ``null``. References hold the referenced record's id as an ``integer``; dates are
+/// ``null``. References hold the referenced record's id as an ``integer(_:)``; dates are
 /// milliseconds since the Unix epoch (UTC). Equality is exact, so that every replica decides
 /// alike: reals by bit pattern (NaN equals itself, -0 differs from 0), text by its UTF-8
 /// bytes (a precomposed "é" differs from "e" + combining accent, as their bytes do).

@@ -12,7 +12,7 @@ import FieldMerge
 ///
 /// A stamp's clock is split into its 48-bit milliseconds and 16-bit counter (together they
 /// cover every `UInt64`). Stamps are written as runs of equal stamps, each relative to the
-/// stamp before it (the first run to ``Stamp/none``: replica 0, milliseconds 0, counter 0):
+/// stamp before it (the first run to `Stamp.none`: replica 0, milliseconds 0, counter 0):
 ///
 /// ```
 /// stamps  = version(0x01) run*
@@ -48,7 +48,7 @@ import FieldMerge
 /// Values come in the entity's field order (`n` is its field count), each of a kind that fits
 /// its field. Then come the stamps as in ``encodeStamps(_:into:)`` without the version byte:
 /// `n` field stamps followed by the tombstone, if any, as one more stamp. Text-set members
-/// are strictly ascending by their UTF-8 bytes (the same order as ``TextSet``'s).
+/// are strictly ascending by their UTF-8 bytes (the same order as `TextSet`'s).
 public enum RecordCoding {
     /// The format version both encodings start with.
     public static let formatVersion: UInt8 = 1
@@ -78,7 +78,7 @@ public enum RecordCoding {
     /// The record's id and entity name are not stored: the row they live in has them.
     ///
     /// - Precondition: `record` has one value and one stamp per field of `entity`, and every
-    ///   value fits its field's type (``Record/validate(against:)`` passes).
+    ///   value fits its field's type (`Record.validate(against:)` passes).
     /// - Complexity: O(*n*) in the size of the record.
     public static func encodeAncestor(_ record: Record, revision: Int64, entity: Entity, into buffer: inout [UInt8]) {
         let fields = entity.fields

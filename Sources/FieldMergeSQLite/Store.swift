@@ -52,6 +52,7 @@ public final class Store {
     ///   - replica: The replica id for a new store (a random one if nil); an existing store
     ///     keeps its own.
     ///   - wall: The wall clock for stamps.
+    ///   - options: How SQLite opens the file (``Database/Options``: busy timeout, durability).
     /// - Throws: ``StoreError`` with ``StoreError/Code/schemaMismatch`` (saying what
     ///   differs) when the file holds another schema, ``StoreError/Code/corrupt`` when it is
     ///   not a FieldMerge store, ``StoreError/Code/sqlite`` when SQLite fails.

@@ -5,13 +5,12 @@ import Hummingbird
 import Logging
 import ServiceLifecycle
 
-/// `POST /sync` of the revision protocol over HTTP/1.1, for one ``RevisionServer``.
+/// `POST /sync` of the revision protocol over HTTP/1.1, for one `RevisionServer`.
 ///
 /// ```swift
 /// let server = SyncHTTPServer(server: try RevisionServer(.file(path: "server.sqlite"), schema: schema),
 ///                             configuration: .init(port: 8080))
-/// try await ServiceGroup(services: [server], gracefulShutdownSignals: [.sigterm, .sigint],
-///                        logger: logger).run()
+/// try await server.runUntilShutdownSignal()   // SIGTERM or SIGINT: requests in flight finish
 /// ```
 ///
 /// The endpoint's behaviour is normative in `Specs/http.md`: gzip both ways, 413 past the
@@ -21,7 +20,9 @@ import ServiceLifecycle
 /// one request at a time, each one storage transaction. A graceful shutdown stops
 /// accepting connections and lets requests in flight finish.
 ///
-/// A `Service` (swift-service-lifecycle): run it in a `ServiceGroup`, or call ``run()``.
+/// ``runUntilShutdownSignal()`` is all an app needs. The server is also a `Service`
+/// (swift-service-lifecycle): run it in a `ServiceGroup` of your own beside other services,
+/// or call ``run()``, which serves until its task is cancelled.
 public struct SyncHTTPServer: Service {
     public let configuration: Configuration
     private let endpoint: SyncEndpoint

@@ -5,7 +5,7 @@ import Hummingbird
 ///
 /// Authentication is middleware's job: a middleware in front of the sync routes verifies the
 /// request (a bearer token, a client certificate) and sets ``syncIdentity``; the routes pass
-/// it to the ``RevisionServer``, whose ``RevisionServer/Options/authorize`` hook decides per
+/// it to the `RevisionServer`, whose `RevisionServer/Options/authorize` hook decides per
 /// record, and whose stored replies belong to that identity.
 public protocol SyncRequestContext: RequestContext {
     /// Who sent the request; nil for an anonymous one.

@@ -19,7 +19,7 @@ extension SyncClient {
         return try await sync()
     }
 
-    /// Every change to the store from now on, one ``StoreChange`` per committed transaction:
+    /// Every change to the store from now on, one `StoreChange` per committed transaction:
     /// local writes through ``write(_:)`` and applied sync responses, with the ids inserted,
     /// updated and deleted, temporary ids remapped, and the conflicts the merges decided.
     ///

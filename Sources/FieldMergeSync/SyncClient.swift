@@ -2,7 +2,7 @@ import FieldMerge
 import FieldMergeProtocol
 import FieldMergeSQLite
 
-/// Keeps a ``Store`` in step with a server that speaks the revision protocol.
+/// Keeps a `Store` in step with a server that speaks the revision protocol.
 ///
 /// ``sync(maxRounds:progress:)`` runs rounds until nothing is left to send and catch-up has
 /// no more pages: pending changes → request → transport → response → three-way merge of
@@ -15,7 +15,7 @@ import FieldMergeSQLite
 /// ends and so sends everything made before the call; every further call joins that
 /// follow-up.
 ///
-/// **Its own thread.** The client runs on a ``DatabaseExecutor`` of its own, so applying a
+/// **Its own thread.** The client runs on a `DatabaseExecutor` of its own, so applying a
 /// response (SQLite work) never occupies Swift concurrency's shared threads.
 /// ``write(_:)`` runs local edits there, between rounds; ``read(_:)`` runs reads on a
 /// read-only connection that never waits for a sync (file stores).

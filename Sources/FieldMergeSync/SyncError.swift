@@ -11,15 +11,15 @@ import FieldMergeSQLite
 public struct SyncError: Error, Sendable, CustomStringConvertible {
     public enum Code: String, Sendable, CaseIterable {
         /// The transport failed: the server was unreachable, timed out, or failed itself
-        /// (``TransportError``). Retry later.
+        /// (`TransportError`). Retry later.
         case unreachable
-        /// The server refused the request as it stands (``SyncRequestRejected``): a schema or
+        /// The server refused the request as it stands (`SyncRequestRejected`): a schema or
         /// protocol version it does not share, a body over its limits, a malformed request.
         case rejected
         /// The server's answer could not be read, or does not answer what was sent (damaged
         /// on the way, or a server bug). Nothing of it was applied.
         case invalidResponse
-        /// The local store failed (``StoreError``): busy, full, damaged.
+        /// The local store failed (`StoreError`): busy, full, damaged.
         case store
         /// The sync was cancelled; the rounds that completed stay applied.
         case cancelled
@@ -31,8 +31,8 @@ public struct SyncError: Error, Sendable, CustomStringConvertible {
     public var message: String
     /// Whether the same `sync()` may succeed later without any change on this side.
     public var isRetryable: Bool
-    /// The error that caused this one: a ``TransportError``, ``SyncRequestRejected``,
-    /// ``WireError``, ``StoreError``, `CancellationError`, or the hook's.
+    /// The error that caused this one: a `TransportError`, `SyncRequestRejected`,
+    /// `WireError`, `StoreError`, `CancellationError`, or the hook's.
     public var cause: (any Error)?
     /// What the sync did before it failed.
     public var completed: SyncSummary

@@ -14,13 +14,13 @@ import FoundationNetworking
 /// The request body goes as given (`Content-Encoding: gzip` when the client gzip'd it);
 /// `Accept-Encoding: gzip` is always sent. The response body comes back as it arrived or as
 /// URLSession already inflated it: libcurl on Linux and Apple's URLSession both undo
-/// `Content-Encoding: gzip` themselves, and ``SyncClient`` tells gzip from JSON by the
+/// `Content-Encoding: gzip` themselves, and `SyncClient` tells gzip from JSON by the
 /// magic bytes, so either way reads right.
 ///
 /// Errors: an unreachable server, a timeout, a dropped connection, a 5xx, 408 or 429 throw
-/// ``TransportError`` (retry later: a round that fails changes nothing, and a request whose
+/// `TransportError` (retry later: a round that fails changes nothing, and a request whose
 /// answer was lost is recognised by its id). Any other status throws
-/// ``SyncRequestRejected`` carrying the status and the server's `{"error", "message"}`:
+/// `SyncRequestRejected` carrying the status and the server's `{"error", "message"}`:
 /// sending the same request again would be refused again. `SyncClient` lets both reach
 /// the caller of `sync()` with the store unchanged. A 401 is retried once with a refreshed
 /// token when the transport has a token callback (see ``init(url:configuration:token:)``).
@@ -62,10 +62,11 @@ public struct HTTPTransport: SyncTransport {
 
     /// - Parameters:
     ///   - url: The full URL of the sync endpoint, path included.
+    ///   - configuration: Timeouts, extra headers and the largest response taken.
     ///   - token: The app's bearer token (a JWT its login gave it), sent as
     ///     `Authorization: Bearer <token>`. On a 401 the transport asks for it again with
     ///     `refresh: true` and sends the same body once more; a second 401 throws
-    ///     ``SyncRequestRejected`` (status 401, code `unauthenticated`). An error the
+    ///     `SyncRequestRejected` (status 401, code `unauthenticated`). An error the
     ///     callback throws reaches the caller of `sync()`.
     public init(url: URL, configuration: Configuration = Configuration(), token: TokenProvider? = nil) {
         self.url = url

@@ -10,7 +10,6 @@ import FieldMergeProtocol
 import FieldMergeServer
 import FieldMergeServerPostgres
 import Foundation
-import ServiceLifecycle
 import Synchronization
 
 struct ServeCommand: AsyncParsableCommand {
@@ -104,9 +103,8 @@ struct ServeCommand: AsyncParsableCommand {
             FileHandle.standardOutput.write(Data(line.utf8))
         })
         if verifier == nil { http.logger.notice("no authentication: any client may sync (see --jwt-secret-file, --jwt-secret-env, --jwks)") }
-        let group = ServiceGroup(services: [http], gracefulShutdownSignals: [.sigterm, .sigint], logger: http.logger)
         do {
-            try await group.run()
+            try await http.runUntilShutdownSignal()
             await connector?.shutdown()
         } catch {
             await connector?.shutdown()

@@ -11,7 +11,8 @@ import Testing
 /// Each README ```swift block appears below between `// README block begin` and
 /// `// README block end`, verbatim apart from its indentation; its `import` lines are this
 /// file's imports. `readmeBlocks_areTheCodeThisFileCompiles` reads README.md and this file
-/// and fails on any difference, so changing a snippet means changing its copy here (and
+/// (``DocSnippets``, which does the same for Specs/ and the DocC articles) and fails on any
+/// difference, so changing a snippet means changing its copy here (and
 /// the checks after it). Lines outside the markers are the test's own. The store snippet
 /// writes `replica.sqlite` in the working folder, as an app would; the test removes it.
 @Suite(.serialized) struct ReadmeExampleTests {
@@ -141,72 +142,12 @@ import Testing
         _ = overHTTP
     }
 
-    /// Every ```swift block of README.md is one marked region of this file, in order:
-    /// the same lines once the region's indentation is removed, and the block's imports
-    /// among this file's.
+    /// Every ```swift block of README.md is one marked region of this file, in order (see
+    /// ``DocSnippets``).
     @Test func readmeBlocks_areTheCodeThisFileCompiles() throws {
-        let here = URL(fileURLWithPath: #filePath)
-        let readme = try String(
-            contentsOf: here.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-                .appendingPathComponent("README.md"),
-            encoding: .utf8)
-        let source = try String(contentsOf: here, encoding: .utf8)
-        let sourceLines = source.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-        let fileImports = Set(sourceLines.filter { $0.hasPrefix("import ") })
-
-        let blocks = Self.swiftBlocks(readme)
-        let regions = Self.markedRegions(sourceLines)
-        #expect(blocks.count == 6, "README.md has \(blocks.count) swift blocks; update this file")
-        #expect(blocks.count == regions.count, "README.md has \(blocks.count) swift blocks, this file \(regions.count) regions")
-        for (index, (block, region)) in zip(blocks, regions).enumerated() {
-            for line in block where line.hasPrefix("import ") {
-                #expect(fileImports.contains(line), "README block \(index + 1): '\(line)' is not imported here")
-            }
-            var code = block.filter { !$0.hasPrefix("import ") }
-            while code.first == "" { code.removeFirst() }
-            if code != region {
-                let line = zip(code, region).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(code.count, region.count)
-                let readmeLine = code.indices.contains(line) ? code[line] : "(end of block)"
-                let copyLine = region.indices.contains(line) ? region[line] : "(end of region)"
-                Issue.record("README block \(index + 1), line \(line + 1) of its code: README has '\(readmeLine)', this file '\(copyLine)'")
-            }
-        }
-    }
-
-    /// The lines of each ```swift block, in order.
-    static func swiftBlocks(_ markdown: String) -> [[String]] {
-        var blocks: [[String]] = []
-        var current: [String]?
-        for line in markdown.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
-            if current == nil {
-                if line == "```swift" { current = [] }
-            } else if line.hasPrefix("```") {
-                blocks.append(current!)
-                current = nil
-            } else {
-                current!.append(line)
-            }
-        }
-        return blocks
-    }
-
-    /// The lines between each pair of markers, less their common indentation.
-    static func markedRegions(_ lines: [String]) -> [[String]] {
-        var regions: [[String]] = []
-        var current: [String]?
-        for line in lines {
-            let trimmed = line.trimmingCharacters(in: .whitespaces)
-            if trimmed == "// README block begin" {
-                current = []
-            } else if trimmed == "// README block end", let region = current {
-                let indent = region.filter { !$0.isEmpty }.map { $0.prefix { $0 == " " }.count }.min() ?? 0
-                regions.append(region.map { $0.isEmpty ? $0 : String($0.dropFirst(indent)) })
-                current = nil
-            } else if current != nil {
-                current!.append(line)
-            }
-        }
-        return regions
+        try DocSnippets.expectBlocksMatch(
+            document: "README.md", marker: "README", testFile: "Tests/FieldMergeServerHTTPTests/ReadmeExampleTests.swift")
+        #expect(DocSnippets.swiftBlocks(try DocSnippets.lines("README.md")).count == 6, "README.md's swift blocks changed; update this file")
     }
 
     static func removeReplicaFiles() {

@@ -1,0 +1,124 @@
+import Foundation
+import Testing
+
+/// Keeps the Swift snippets of the documentation and the code the tests run the same.
+///
+/// Every ```swift block of a document appears in one test file between
+/// `// <marker> block begin` and `// <marker> block end`, in order, verbatim apart from its
+/// indentation; its `import` lines are that file's imports. ``expectBlocksMatch(document:marker:testFile:)``
+/// reads both files and records an issue for any difference, so changing a snippet means
+/// changing its copy (and the checks after it). ``documents`` lists every document with
+/// Swift blocks; a document that gains its first block and is not listed fails
+/// `DocSnippetCoverageTests`.
+enum DocSnippets {
+    /// Each document with Swift blocks (a path from the repository's root), the test file
+    /// that runs them and the marker of its copies.
+    static let documents: [(document: String, testFile: String, marker: String)] = [
+        ("README.md", "Tests/FieldMergeServerHTTPTests/ReadmeExampleTests.swift", "README"),
+        ("Specs/http.md", "Tests/FieldMergeServerHTTPTests/HTTPSpecExampleTests.swift", "http.md"),
+        ("Sources/FieldMergeSync/Documentation.docc/BuildingATwoDeviceApp.md",
+         "Tests/FieldMergeServerHTTPTests/SyncArticleTests.swift", "Article"),
+        ("Sources/FieldMergeServerHTTP/Documentation.docc/FieldMergeServerHTTP.md",
+         "Tests/FieldMergeServerHTTPTests/ShutdownSignalTests.swift", "FieldMergeServerHTTP.md"),
+    ]
+
+    /// The repository's root, from a file of this test target.
+    static func root(_ filePath: String = #filePath) -> URL {
+        URL(fileURLWithPath: filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    }
+
+    static func lines(_ relativePath: String) throws -> [String] {
+        let text = try String(contentsOf: root().appendingPathComponent(relativePath), encoding: .utf8)
+        return text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+    }
+
+    /// Records an issue for each block of `document` that differs from its marked copy in
+    /// `testFile`, for an import the test file lacks, and for a count that differs.
+    static func expectBlocksMatch(document: String, marker: String, testFile: String) throws {
+        let blocks = swiftBlocks(try lines(document))
+        let sourceLines = try lines(testFile)
+        let fileImports = Set(sourceLines.filter { $0.hasPrefix("import ") })
+        let regions = markedRegions(sourceLines, marker: marker)
+        #expect(!blocks.isEmpty, "\(document) has no swift blocks; remove it from DocSnippets.documents")
+        #expect(blocks.count == regions.count, "\(document) has \(blocks.count) swift blocks, \(testFile) \(regions.count) regions")
+        for (index, (block, region)) in zip(blocks, regions).enumerated() {
+            for line in block where line.hasPrefix("import ") {
+                #expect(fileImports.contains(line), "\(document) block \(index + 1): '\(line)' is not imported in \(testFile)")
+            }
+            var code = block.filter { !$0.hasPrefix("import ") }
+            while code.first == "" { code.removeFirst() }
+            if code != region {
+                let line = zip(code, region).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(code.count, region.count)
+                let documentLine = code.indices.contains(line) ? code[line] : "(end of block)"
+                let copyLine = region.indices.contains(line) ? region[line] : "(end of region)"
+                Issue.record("\(document) block \(index + 1), line \(line + 1) of its code: the document has '\(documentLine)', \(testFile) '\(copyLine)'")
+            }
+        }
+    }
+
+    /// The lines of each ```swift block, in order.
+    static func swiftBlocks(_ lines: [String]) -> [[String]] {
+        var blocks: [[String]] = []
+        var current: [String]?
+        for line in lines {
+            if current == nil {
+                if line.trimmingCharacters(in: .whitespaces) == "```swift" { current = [] }
+            } else if line.trimmingCharacters(in: .whitespaces).hasPrefix("```") {
+                blocks.append(current!)
+                current = nil
+            } else {
+                current!.append(line)
+            }
+        }
+        return blocks
+    }
+
+    /// The lines between each pair of `// <marker> block begin` and `… end`, less their
+    /// common indentation.
+    static func markedRegions(_ lines: [String], marker: String) -> [[String]] {
+        var regions: [[String]] = []
+        var current: [String]?
+        for line in lines {
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            if trimmed == "// \(marker) block begin" {
+                current = []
+            } else if trimmed == "// \(marker) block end", let region = current {
+                let indent = region.filter { !$0.isEmpty }.map { $0.prefix { $0 == " " }.count }.min() ?? 0
+                regions.append(region.map { $0.isEmpty ? $0 : String($0.dropFirst(indent)) })
+                current = nil
+            } else if current != nil {
+                current!.append(line)
+            }
+        }
+        return regions
+    }
+}
+
+/// Every document of the repository that has Swift blocks: the README, Specs/ and the DocC
+/// catalogs. Each must be in ``DocSnippets/documents``, and each listed one must match.
+@Suite struct DocSnippetCoverageTests {
+    @Test func everyDocumentWithSwiftBlocks_isListed() throws {
+        let root = DocSnippets.root()
+        var documents = ["README.md"]
+        let files = FileManager.default
+        for name in try files.contentsOfDirectory(atPath: root.appendingPathComponent("Specs").path) where name.hasSuffix(".md") {
+            documents.append("Specs/" + name)
+        }
+        for module in try files.contentsOfDirectory(atPath: root.appendingPathComponent("Sources").path) {
+            let catalog = "Sources/\(module)/Documentation.docc"
+            guard let names = try? files.contentsOfDirectory(atPath: root.appendingPathComponent(catalog).path) else { continue }
+            documents += names.filter { $0.hasSuffix(".md") }.map { "\(catalog)/\($0)" }
+        }
+        #expect(documents.count > 6, "found only \(documents)")
+        let listed = Set(DocSnippets.documents.map(\.document))
+        for document in documents where !DocSnippets.swiftBlocks(try DocSnippets.lines(document)).isEmpty {
+            #expect(listed.contains(document), "\(document) has swift blocks that no test runs: add it to DocSnippets.documents")
+        }
+    }
+
+    @Test(arguments: DocSnippets.documents.map(\.document))
+    func blocks_areTheCodeTheTestsRun(_ document: String) throws {
+        let entry = try #require(DocSnippets.documents.first { $0.document == document })
+        try DocSnippets.expectBlocksMatch(document: entry.document, marker: entry.marker, testFile: entry.testFile)
+    }
+}
