@@ -151,11 +151,8 @@ struct ServeCommand: AsyncParsableCommand {
     private func loadSchema() throws -> Schema {
         guard let file = schema else { return defaultServeSchema() }
         do {
-            guard let data = FileManager.default.contents(atPath: file) else {
-                throw DocumentError(path: file, message: "cannot read the file")
-            }
-            return try SchemaDocument.decode(JSONValue.parse(data))
-        } catch let error as DocumentError {
+            return try SchemaDocument.load(contentsOf: file)
+        } catch {
             Self.fail("bad schema file \(file): \(error)")
             throw ExitCode(2)
         }
