@@ -57,6 +57,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(help: "Sync every commit to the disk (SQLite synchronous=FULL): answered requests survive a power loss, not only a crash of the process; each request then waits for the disk's flush.")
     var durable = false
 
+    @Option(help: "Before serving, fill an empty data set with this many made-up records of --seed-entity (for measuring large downloads); a data set that holds data is left as it is.")
+    var seedRecords: Int = 0
+
+    @Option(help: "The entity --seed-records fills (default: the schema's first entity).")
+    var seedEntity: String?
+
     @Option(help: "The address to bind; 127.0.0.1 serves this machine only.")
     var host: String = "127.0.0.1"
 
@@ -71,6 +77,8 @@ struct ServeCommand: AsyncParsableCommand {
         if let postgres {
             do { _ = try PostgresURL(postgres) } catch { throw ValidationError("--postgres: \(error)") }
         }
+        guard seedRecords >= 0 else { throw ValidationError("--seed-records must not be negative") }
+        if seedEntity != nil, seedRecords == 0 { throw ValidationError("--seed-entity needs --seed-records") }
         try auth.validate()
     }
 
@@ -85,6 +93,7 @@ struct ServeCommand: AsyncParsableCommand {
         for change in server.migrations {
             FileHandle.standardError.write(Data("fieldmerge serve: migrated \(location) to schema version \(schema.version): \(change)\n".utf8))
         }
+        if seedRecords > 0 { try await seed(server, schema: schema, location: location) }
         let listening = Mutex(false)
         let mode = mode
         let http = SyncHTTPServer(
@@ -143,6 +152,27 @@ struct ServeCommand: AsyncParsableCommand {
             return (try RevisionServer(.file(path: db), schema: schema, options: options, database: database), nil, db)
         } catch {
             Self.fail("cannot open the database \(db): \(error)")
+            throw ExitCode(1)
+        }
+    }
+
+    /// `--seed-records`: fills an empty data set; exits with code 2 for an unknown entity,
+    /// 1 when the server refuses the records.
+    private func seed(_ server: RevisionServer, schema: Schema, location: String) async throws {
+        let entity = seedEntity == nil ? schema.entities.first : schema.entity(seedEntity!)
+        guard let entity else {
+            Self.fail("--seed-entity \(seedEntity ?? ""): no such entity in the schema")
+            throw ExitCode(2)
+        }
+        do {
+            let start = ContinuousClock.now
+            let created = try await ServeSeed(records: seedRecords, entity: entity).seed(server)
+            let line = created == 0
+                ? "fieldmerge serve: \(location) already holds data; not seeded\n"
+                : "fieldmerge serve: seeded \(created) \(entity.name) records in \(ContinuousClock.now - start)\n"
+            FileHandle.standardError.write(Data(line.utf8))
+        } catch {
+            Self.fail("cannot seed: \(error)")
             throw ExitCode(1)
         }
     }
