@@ -68,12 +68,12 @@ public enum ReplicaSync {
                         rounds: before.rounds + step.round, received: before.received + step.received,
                         sent: before.sent + step.sent, hasMore: step.hasMore))
                 }
-                outcome.summary.add(summary)
+                outcome.summary.merge(summary)
                 outcome.error = nil
                 // The bound on rounds was reached: more may be waiting.
                 if input.untilSettled, summary.rounds >= input.maxRounds, ContinuousClock.now < deadline { continue }
             } catch {
-                outcome.summary.add(error.completed)
+                outcome.summary.merge(error.completed)
                 outcome.error = error
                 if input.untilSettled, error.isRetryable, error.code != .cancelled, ContinuousClock.now + pause < deadline {
                     try? await Task.sleep(for: pause)

@@ -40,18 +40,3 @@ public struct ReplicaSyncOutcome: Sendable {
     /// Changes the server refused, kept aside until retried.
     public var refusedCount: Int { unsynced.count(where: { $0.refusal != nil }) }
 }
-
-extension SyncSummary {
-    /// Adds what another sync of the same run did.
-    mutating func add(_ other: SyncSummary) {
-        rounds += other.rounds
-        sent += other.sent
-        received += other.received
-        merged += other.merged
-        conflictingChangeSets += other.conflictingChangeSets
-        conflicts += other.conflicts
-        refused += other.refused
-        bytesSent += other.bytesSent
-        bytesReceived += other.bytesReceived
-    }
-}
