@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "FieldMergeServerAuth", targets: ["FieldMergeServerAuth"]),
         .library(name: "FieldMergeServerPostgres", targets: ["FieldMergeServerPostgres"]),
         .library(name: "FieldMergeSimulation", targets: ["FieldMergeSimulation"]),
+        .library(name: "FieldMergeSyncTool", targets: ["FieldMergeSyncTool"]),
         .executable(name: "fieldmerge", targets: ["fieldmerge"]),
     ],
     dependencies: [
@@ -92,12 +93,18 @@ let package = Package(
             name: "FieldMergeSimulation",
             dependencies: ["FieldMerge", "FieldMergeSQLite", "FieldMergeProtocol", "FieldMergeSync", "FieldMergeServer", "FieldMergeWorkload"]
         ),
+        // `fieldmerge sync`: one replica file synced with a server over HTTP, its outcome and
+        // exit codes; a library so that tests run it against a live server.
+        .target(
+            name: "FieldMergeSyncTool",
+            dependencies: ["FieldMerge", "FieldMergeJSON", "FieldMergeSQLite", "FieldMergeSync", "FieldMergeSyncHTTP"]
+        ),
         .executableTarget(
             name: "fieldmerge",
             dependencies: [
                 "FieldMerge", "FieldMergeJSON", "FieldMergeWorkload", "FieldMergeSQLite", "FieldMergeProtocol", "FieldMergeSync",
                 "FieldMergeServer", "FieldMergeSyncHTTP", "FieldMergeServerHTTP", "FieldMergeServerAuth", "FieldMergeServerPostgres",
-                "FieldMergeSimulation",
+                "FieldMergeSimulation", "FieldMergeSyncTool",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -110,7 +117,7 @@ let package = Package(
             name: "FieldMergeServerHTTPTests",
             dependencies: [
                 "FieldMerge", "FieldMergeSQLite", "FieldMergeProtocol", "FieldMergeSync", "FieldMergeServer", "FieldMergeSyncHTTP",
-                "FieldMergeServerHTTP", "FieldMergeServerAuth", "FieldMergeJSON",
+                "FieldMergeServerHTTP", "FieldMergeServerAuth", "FieldMergeJSON", "FieldMergeSyncTool",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "InMemoryLogging", package: "swift-log"),

@@ -111,18 +111,3 @@ final class Device {
         }
     }
 }
-
-extension SyncSummary {
-    /// Adds what `other` did to this summary.
-    mutating func merge(_ other: SyncSummary) {
-        rounds += other.rounds
-        sent += other.sent
-        received += other.received
-        merged += other.merged
-        conflictingChangeSets += other.conflictingChangeSets
-        conflicts += other.conflicts
-        refused += other.refused
-        bytesSent += other.bytesSent
-        bytesReceived += other.bytesReceived
-    }
-}

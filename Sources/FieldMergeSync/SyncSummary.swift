@@ -25,6 +25,19 @@ public struct SyncSummary: Sendable, Equatable {
     public var bytesReceived = 0
 
     public init() {}
+
+    /// Adds what `other` did to this summary (several syncs of one run, one device's syncs).
+    public mutating func merge(_ other: SyncSummary) {
+        rounds += other.rounds
+        sent += other.sent
+        received += other.received
+        merged += other.merged
+        conflictingChangeSets += other.conflictingChangeSets
+        conflicts += other.conflicts
+        refused += other.refused
+        bytesSent += other.bytesSent
+        bytesReceived += other.bytesReceived
+    }
 }
 
 /// Progress of a sync, for a progress bar.

@@ -23,6 +23,19 @@ final class BoundedDownload: NSObject, URLSessionDataDelegate, @unchecked Sendab
         var received = 0
         var tooLarge = false
         var continuation: CheckedContinuation<(Data, URLResponse), any Error>
+
+        /// Appends a chunk, or drops the body once it passes the limit; true when it did.
+        mutating func take(_ chunk: Data) -> Bool {
+            guard !tooLarge else { return false }
+            received += chunk.count
+            if received > limit {
+                tooLarge = true
+                data = Data()
+            } else {
+                data.append(chunk)
+            }
+            return tooLarge
+        }
     }
 
     private let lock = NSLock()
@@ -51,17 +64,12 @@ final class BoundedDownload: NSObject, URLSessionDataDelegate, @unchecked Sendab
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        // Mutated in place in the dictionary: a copy taken out and stored back would share
+        // the body's buffer, so every chunk appended would copy the whole body so far
+        // (quadratic time, and two bodies in memory at each chunk).
         let cancel: Bool = lock.withLock {
-            guard var exchange = exchanges[dataTask.taskIdentifier], !exchange.tooLarge else { return false }
-            exchange.received += data.count
-            if exchange.received > exchange.limit {
-                exchange.tooLarge = true
-                exchange.data = Data()
-            } else {
-                exchange.data.append(data)
-            }
-            exchanges[dataTask.taskIdentifier] = exchange
-            return exchange.tooLarge
+            guard let index = exchanges.index(forKey: dataTask.taskIdentifier) else { return false }
+            return exchanges.values[index].take(data)
         }
         if cancel { dataTask.cancel() }
     }

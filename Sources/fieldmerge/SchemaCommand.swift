@@ -31,11 +31,8 @@ struct SchemaCommand: ParsableCommand {
 
         static func load(_ file: String) throws -> Schema {
             do {
-                guard let data = FileManager.default.contents(atPath: file) else {
-                    throw DocumentError(path: file, message: "cannot read the file")
-                }
-                return try SchemaDocument.decode(JSONValue.parse(data))
-            } catch let error as DocumentError {
+                return try SchemaDocument.load(contentsOf: file)
+            } catch {
                 FileHandle.standardError.write(Data("fieldmerge schema diff: bad schema file \(file): \(error)\n".utf8))
                 throw ExitCode(2)
             }

@@ -56,6 +56,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(help: "Sync every commit to the disk (SQLite synchronous=FULL): answered requests survive a power loss, not only a crash of the process; each request then waits for the disk's flush.")
     var durable = false
 
+    @Option(help: "Before serving, fill an empty data set with this many made-up records of --seed-entity (for measuring large downloads); a data set that holds data is left as it is.")
+    var seedRecords: Int = 0
+
+    @Option(help: "The entity --seed-records fills (default: the schema's first entity).")
+    var seedEntity: String?
+
     @Option(help: "The address to bind; 127.0.0.1 serves this machine only.")
     var host: String = "127.0.0.1"
 
@@ -70,6 +76,8 @@ struct ServeCommand: AsyncParsableCommand {
         if let postgres {
             do { _ = try PostgresURL(postgres) } catch { throw ValidationError("--postgres: \(error)") }
         }
+        guard seedRecords >= 0 else { throw ValidationError("--seed-records must not be negative") }
+        if seedEntity != nil, seedRecords == 0 { throw ValidationError("--seed-entity needs --seed-records") }
         try auth.validate()
     }
 
@@ -89,6 +97,7 @@ struct ServeCommand: AsyncParsableCommand {
             let versions = server.olderSchemas.map { String($0.schema.version) }.joined(separator: ", ")
             FileHandle.standardError.write(Data("fieldmerge serve: also answers clients on schema version \(versions), each in its own schema\n".utf8))
         }
+        if seedRecords > 0 { try await seed(server, schema: schema, location: location) }
         let listening = Mutex(false)
         let mode = mode
         let http = SyncHTTPServer(
@@ -150,15 +159,33 @@ struct ServeCommand: AsyncParsableCommand {
         }
     }
 
+    /// `--seed-records`: fills an empty data set; exits with code 2 for an unknown entity,
+    /// 1 when the server refuses the records.
+    private func seed(_ server: RevisionServer, schema: Schema, location: String) async throws {
+        let entity = seedEntity == nil ? schema.entities.first : schema.entity(seedEntity!)
+        guard let entity else {
+            Self.fail("--seed-entity \(seedEntity ?? ""): no such entity in the schema")
+            throw ExitCode(2)
+        }
+        do {
+            let start = ContinuousClock.now
+            let created = try await ServeSeed(records: seedRecords, entity: entity).seed(server)
+            let line = created == 0
+                ? "fieldmerge serve: \(location) already holds data; not seeded\n"
+                : "fieldmerge serve: seeded \(created) \(entity.name) records in \(ContinuousClock.now - start)\n"
+            FileHandle.standardError.write(Data(line.utf8))
+        } catch {
+            Self.fail("cannot seed: \(error)")
+            throw ExitCode(1)
+        }
+    }
+
     /// The schema of `--schema`, or ``defaultServeSchema()``; a bad file exits with code 2.
     private func loadSchema() throws -> Schema {
         guard let file = schema else { return defaultServeSchema() }
         do {
-            guard let data = FileManager.default.contents(atPath: file) else {
-                throw DocumentError(path: file, message: "cannot read the file")
-            }
-            return try SchemaDocument.decode(JSONValue.parse(data))
-        } catch let error as DocumentError {
+            return try SchemaDocument.load(contentsOf: file)
+        } catch {
             Self.fail("bad schema file \(file): \(error)")
             throw ExitCode(2)
         }

@@ -1,0 +1,96 @@
+import FieldMerge
+import FieldMergeSQLite
+import FieldMergeSync
+import FieldMergeSyncHTTP
+import Foundation
+
+/// Progress of a `fieldmerge sync` run, added up over its attempts: for a progress line.
+public struct ReplicaSyncProgress: Sendable, Equatable {
+    /// Requests answered so far (catch-up pages and uploads).
+    public var rounds: Int
+    public var received: Int
+    public var sent: Int
+    /// Whether the server has more catch-up pages.
+    public var hasMore: Bool
+}
+
+/// What `fieldmerge sync` does: syncs one replica file with a server over HTTP.
+public enum ReplicaSync {
+    /// Checks the input, opens (or creates) the replica, syncs it with the server, and lists
+    /// what is left unsynced. Never throws: every ending is an ``ReplicaSyncOutcome`` with
+    /// its exit code.
+    ///
+    /// Bad input changes nothing. A replica this run created is removed again when the first
+    /// sync fails before any round completed (a wrong URL, a server with another schema), so
+    /// a failed first attempt leaves no empty file behind.
+    public static func run(
+        _ input: ReplicaSyncInput, progress: (@Sendable (ReplicaSyncProgress) -> Void)? = nil
+    ) async -> ReplicaSyncOutcome {
+        let start = ContinuousClock.now
+        var outcome = ReplicaSyncOutcome()
+        do {
+            let checked = try input.checked()
+            outcome.created = !FileManager.default.fileExists(atPath: input.replica)
+            await sync(input, checked, into: &outcome, progress: progress)
+            if outcome.created, outcome.summary.rounds == 0, outcome.exit != .settled {
+                for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: input.replica + suffix) }
+            }
+        } catch {
+            outcome.badInput = error.message
+        }
+        let elapsed = ContinuousClock.now - start
+        outcome.seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        return outcome
+    }
+
+    /// Opens the replica and syncs; the store is closed when this returns.
+    private static func sync(
+        _ input: ReplicaSyncInput, _ checked: CheckedReplicaSyncInput, into outcome: inout ReplicaSyncOutcome,
+        progress: (@Sendable (ReplicaSyncProgress) -> Void)?
+    ) async {
+        let store: Store
+        do {
+            store = try Store(.file(path: input.replica), schema: checked.schema)
+        } catch {
+            outcome.badInput = "cannot open the replica \(input.replica) with the schema \(input.schema): \(error)"
+            return
+        }
+        let transport = HTTPTransport(url: checked.url, token: checked.token)
+        let client = SyncClient(store: store, transport: transport, gzip: input.gzip, batchSize: input.batchSize)
+        let deadline = ContinuousClock.now + .milliseconds(Int(input.settleTimeout * 1_000))
+        var pause = Duration.milliseconds(100)
+        while true {
+            outcome.attempts += 1
+            let before = outcome.summary
+            do {
+                let summary = try await client.sync(maxRounds: input.maxRounds) { step in
+                    progress?(ReplicaSyncProgress(
+                        rounds: before.rounds + step.round, received: before.received + step.received,
+                        sent: before.sent + step.sent, hasMore: step.hasMore))
+                }
+                outcome.summary.merge(summary)
+                outcome.error = nil
+                // The bound on rounds was reached: more may be waiting.
+                if input.untilSettled, summary.rounds >= input.maxRounds, ContinuousClock.now < deadline { continue }
+            } catch {
+                outcome.summary.merge(error.completed)
+                outcome.error = error
+                if input.untilSettled, error.isRetryable, error.code != .cancelled, ContinuousClock.now + pause < deadline {
+                    try? await Task.sleep(for: pause)
+                    pause = min(pause * 2, .seconds(2))
+                    continue
+                }
+            }
+            break
+        }
+        do {
+            (outcome.unsynced, outcome.maxRevision) = try await client.write { store in
+                (try store.unsyncedChanges(), store.maxRevision)
+            }
+        } catch {
+            if outcome.error == nil {
+                outcome.error = SyncError(.store, "cannot list the changes left: \(error)", isRetryable: false, cause: error)
+            }
+        }
+    }
+}

@@ -1,0 +1,30 @@
+/// What `fieldmerge sync` is asked to do: which replica file, which server, which schema.
+public struct ReplicaSyncInput: Sendable {
+    /// The server's sync endpoint, e.g. `http://127.0.0.1:8080/sync`.
+    public var url: String
+    /// The replica's SQLite file, created on first use.
+    public var replica: String
+    /// The schema file (Specs/schema.md), the same the server serves.
+    public var schema: String
+    /// A file holding the bearer token (read again before each request, so a token renewed
+    /// on disk is picked up); nil sends none.
+    public var tokenFile: String?
+    /// At most this many requests per sync.
+    public var maxRounds = 1_000
+    /// Sync again after a failure the server may recover from (unreachable, restarting), or
+    /// after `maxRounds` without settling, until settled or `settleTimeout` has passed.
+    public var untilSettled = false
+    /// Seconds `untilSettled` keeps trying.
+    public var settleTimeout = 60.0
+    /// Records per request and per catch-up page.
+    public var batchSize = 10_000
+    /// Gzip request bodies.
+    public var gzip = true
+
+    public init(url: String, replica: String, schema: String, tokenFile: String? = nil) {
+        self.url = url
+        self.replica = replica
+        self.schema = schema
+        self.tokenFile = tokenFile
+    }
+}
