@@ -30,24 +30,24 @@ let wireCodec = WireCodec(schema: wireSchema, limits: WireLimits(maxDepth: 16, m
 /// Any bytes: a request or a `WireError`, never a crash; a request decoded re-encodes to
 /// bytes that decode to the same request.
 func fuzzWireRequest(_ bytes: UnsafeRawBufferPointer) {
-    guard let request = try? wireCodec.decodeRequest(bytes) else { return }
-    let encoded = wireCodec.encode(request)
-    do {
-        let again = try wireCodec.decodeRequest(encoded)
-        require(again == request, "a request changed through encode and decode:\n\(request)\n\(again)")
-    } catch {
-        fatalError("fuzz property failed: an encoded request does not decode: \(error)\n\(String(decoding: encoded, as: UTF8.self))")
-    }
+    checkRoundTrip(bytes, "request", decode: wireCodec.decodeRequest, encode: wireCodec.encode)
 }
 
 /// The same for responses.
 func fuzzWireResponse(_ bytes: UnsafeRawBufferPointer) {
-    guard let response = try? wireCodec.decodeResponse(bytes) else { return }
-    let encoded = wireCodec.encode(response)
+    checkRoundTrip(bytes, "response", decode: wireCodec.decodeResponse, encode: wireCodec.encode)
+}
+
+private func checkRoundTrip<Message: Equatable>(
+    _ bytes: UnsafeRawBufferPointer, _ what: String,
+    decode: (UnsafeRawBufferPointer) throws(WireError) -> Message, encode: (Message) -> [UInt8]
+) {
+    guard let message = try? decode(bytes) else { return }
+    let encoded = encode(message)
     do {
-        let again = try wireCodec.decodeResponse(encoded)
-        require(again == response, "a response changed through encode and decode:\n\(response)\n\(again)")
+        let again = try encoded.withUnsafeBytes { (encoded) throws(WireError) in try decode(encoded) }
+        require(again == message, "a \(what) changed through encode and decode:\n\(message)\n\(again)")
     } catch {
-        fatalError("fuzz property failed: an encoded response does not decode: \(error)\n\(String(decoding: encoded, as: UTF8.self))")
+        fatalError("fuzz property failed: an encoded \(what) does not decode: \(error)\n\(String(decoding: encoded, as: UTF8.self))")
     }
 }
