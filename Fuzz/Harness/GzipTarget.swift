@@ -1,0 +1,39 @@
+import FieldMergeProtocol
+
+/// The first byte picks the inflate limit (low 3 bits) and the compression level; the rest
+/// is the stream. Inflating never passes the limit and fails only with a `WireError`;
+/// compressing the same bytes and inflating them gives them back, and one byte less of
+/// limit is `gzipTooLarge`.
+func fuzzGzip(_ bytes: UnsafeRawBufferPointer) {
+    guard let control = bytes.first else { return }
+    let limits = [0, 1, 16, 100, 1_024, 4_096, 65_536, 1 << 20]
+    let limit = limits[Int(control & 7)]
+    let level = Int32(control >> 3) % 10
+    let input = Array(bytes.dropFirst())
+
+    do {
+        let output = try Gzip.decompress(input, limit: limit)
+        require(output.count <= limit, "inflated \(output.count) bytes past the limit \(limit)")
+    } catch {
+        require(
+            [.gzipTruncated, .gzipCorrupt, .gzipTooLarge].contains(error.code),
+            "inflate failed with an unexpected error: \(error)")
+    }
+
+    let packed = Gzip.compress(input, level: level)
+    require(Gzip.isGzip(packed), "compress did not write a gzip member")
+    do {
+        let unpacked = try Gzip.decompress(packed, limit: input.count)
+        require(unpacked == input, "gzip round trip changed \(input.count) bytes")
+    } catch {
+        fatalError("fuzz property failed: a compressed stream does not inflate: \(error)")
+    }
+    if !input.isEmpty {
+        do {
+            _ = try Gzip.decompress(packed, limit: input.count - 1)
+            fatalError("fuzz property failed: \(input.count) bytes inflated within a limit of \(input.count - 1)")
+        } catch {
+            require(error.code == .gzipTooLarge, "a limit one byte short failed with \(error), not gzipTooLarge")
+        }
+    }
+}
