@@ -56,7 +56,8 @@ public struct HTTPTransport: SyncTransport {
     /// The endpoint, e.g. `http://127.0.0.1:8080/sync`.
     public let url: URL
     public let configuration: Configuration
-    private let session: URLSession
+    private let owner: SessionOwner
+    private var session: URLSession { owner.session }
     private let download: BoundedDownload
     private let token: TokenProvider?
 
@@ -79,7 +80,7 @@ public struct HTTPTransport: SyncTransport {
         sessionConfiguration.httpCookieStorage = nil
         sessionConfiguration.requestCachePolicy = .reloadIgnoringLocalCacheData
         download = BoundedDownload()
-        session = URLSession(configuration: sessionConfiguration, delegate: download, delegateQueue: nil)
+        owner = SessionOwner(URLSession(configuration: sessionConfiguration, delegate: download, delegateQueue: nil))
     }
 
     public func send(_ body: [UInt8], gzip: Bool) async throws -> [UInt8] {
@@ -128,4 +129,15 @@ public struct HTTPTransport: SyncTransport {
                 message: detail?.message ?? "HTTP \(http.statusCode) from \(url)")
         }
     }
+}
+
+/// Owns a transport's URLSession: a session keeps itself and its delegate until it is
+/// invalidated, so the last copy of the transport to go lets requests in flight finish and
+/// then invalidates it (otherwise every transport made would stay in memory).
+final class SessionOwner: Sendable {
+    let session: URLSession
+
+    init(_ session: URLSession) { self.session = session }
+
+    deinit { session.finishTasksAndInvalidate() }
 }
