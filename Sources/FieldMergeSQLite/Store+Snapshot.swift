@@ -29,7 +29,8 @@ extension Store {
         try sqlite { () throws(SQLiteError) in
             try store.database.execute("""
                 DELETE FROM "__fm_outbox"; DELETE FROM "__fm_idmap";
-                DELETE FROM "__fm_tombstones" WHERE "revision" IS NULL
+                DELETE FROM "__fm_tombstones" WHERE "revision" IS NULL;
+                DELETE FROM "__fm_state" WHERE "key" = 'inFlight'
                 """)
             let sql = "UPDATE \"__fm_state\" SET \"value\" = ? WHERE \"key\" = ?"
             try store.database.run(sql, [.integer(Int64(bitPattern: newReplica.rawValue)), .text("replica")])
