@@ -221,8 +221,8 @@ public final class Database {
     ///
     /// ```swift
     /// let result = try db.namedRows("SELECT id, name AS title FROM item")
-    /// result.columns   // ["id", "title"]
-    /// result.rows      // [[.integer(1), .text("Buy milk")]]
+    /// let columns = result.columns   // ["id", "title"]
+    /// let rows = result.rows         // [[.integer(1), .text("Buy milk")]]
     /// ```
     public func namedRows(_ sql: String, _ bindings: [SQLValue] = []) throws(SQLiteError) -> (columns: [String], rows: [[SQLValue]]) {
         let names = try statement(sql).columnNames

@@ -9,7 +9,7 @@ import FieldMerge
 /// SQL through ``Store/database``); writing fails with a read-only error.
 ///
 /// ```swift
-/// let reader = try StoreReader(path: "replica.sqlite", schema: schema)
+/// let reader = try StoreReader(path: path, schema: schema)   // path: the file of a Store with this schema
 /// let open = try await reader.read { store in try store.database.rows("SELECT id FROM tasks WHERE done = 0") }
 /// ```
 public actor StoreReader {

@@ -15,6 +15,7 @@ import FieldMerge
 ///     ])
 /// }
 /// let schema = try Schema([TodoList.table.entity, Reminder.table.entity])
+/// let store = try Store(.memory, schema: schema)
 /// var reminder = Reminder(title: "Milk")
 /// try store.insert(&reminder)          // reminder.id is now -1, a temporary id
 /// reminder.isDone = true

@@ -13,7 +13,7 @@ import Foundation
 ///
 /// ```swift
 /// var options = SimulationOptions()
-/// options.devices = 5
+/// (options.devices, options.records, options.rounds) = (5, 1_000, 3)   // a small run
 /// let report = try await Simulation(options: options).run()
 /// print(report.rendered())   // report.passed says whether it converged with nothing lost
 /// ```

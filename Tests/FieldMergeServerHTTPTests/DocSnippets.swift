@@ -3,7 +3,8 @@ import Testing
 
 /// Keeps the Swift snippets of the documentation and the code the tests run the same.
 ///
-/// Every ```swift block of a document appears in one test file between
+/// Every ```swift block of a document (or of a source file's `///` comments, see
+/// ``docComments``) appears in one test file between
 /// `// <marker> block begin` and `// <marker> block end`, in order, verbatim apart from its
 /// indentation; its `import` lines are that file's imports. ``expectBlocksMatch(document:marker:testFile:)``
 /// reads both files and records an issue for any difference, so changing a snippet means
@@ -35,7 +36,7 @@ enum DocSnippets {
     /// Records an issue for each block of `document` that differs from its marked copy in
     /// `testFile`, for an import the test file lacks, and for a count that differs.
     static func expectBlocksMatch(document: String, marker: String, testFile: String) throws {
-        let blocks = swiftBlocks(try lines(document))
+        let blocks = swiftBlocks(try documentLines(document))
         let sourceLines = try lines(testFile)
         let fileImports = Set(sourceLines.filter { $0.hasPrefix("import ") })
         let regions = markedRegions(sourceLines, marker: marker)

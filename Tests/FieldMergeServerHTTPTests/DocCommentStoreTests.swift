@@ -1,0 +1,88 @@
+import FieldMerge
+import FieldMergeSQLite
+import FieldMergeServer
+import FieldMergeSync
+import Foundation
+import Testing
+
+/// The snippets of the `///` comments on `StoredRecord`, `StoreReader` and
+/// `SyncClient.changes()`, between `// <file> block begin` and `… end`
+/// (``DocSnippets/docComments`` checks that they are the comments' code, line for line).
+@Suite struct DocCommentStoreTests {
+    @Test func storedRecordSnippet_insertsWithATemporaryId_andSavesTheChangedField() throws {
+        struct TodoList: StoredRecord {
+            var id: Int64 = 0
+            var name = ""
+            static let table = RecordTable<TodoList>("lists", [.text("name", \.name)])
+        }
+        // StoredRecord.swift block begin
+        struct Reminder: StoredRecord {
+            var id: Int64 = 0
+            var title = ""
+            var isDone = false
+            var listID: Int64?
+            static let table = RecordTable<Reminder>("reminders", [
+                .text("title", \.title),
+                .bool("isDone", \.isDone),
+                .reference("listID", \.listID, to: "lists", onDelete: .cascade),
+            ])
+        }
+        let schema = try Schema([TodoList.table.entity, Reminder.table.entity])
+        let store = try Store(.memory, schema: schema)
+        var reminder = Reminder(title: "Milk")
+        try store.insert(&reminder)          // reminder.id is now -1, a temporary id
+        reminder.isDone = true
+        try store.save(reminder)             // stamps and queues `isDone` only
+        // StoredRecord.swift block end
+        #expect(reminder.id == -1)
+        reminder.title = "Oat milk"
+        #expect(try store.save(reminder) == FieldMask([0]))
+        let pending = try store.pendingChanges()
+        #expect(pending.count == 1 && pending.first?.kind == .create)
+    }
+
+    @Test func storeReaderSnippet_readsWhatTheStoreCommitted() async throws {
+        let schema = try httpTestSchema()
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("fm-reader-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("replica.sqlite").path
+        let store = try Store(.file(path: path), schema: schema)
+        let first = try store.insert("tasks", values: ["open", false, 0, nil])
+        _ = try store.insert("tasks", values: ["done", true, 0, nil])
+        // StoreReader.swift block begin
+        let reader = try StoreReader(path: path, schema: schema)   // path: the file of a Store with this schema
+        let open = try await reader.read { store in try store.database.rows("SELECT id FROM tasks WHERE done = 0") }
+        // StoreReader.swift block end
+        #expect(open == [[.integer(first)]])
+        withExtendedLifetime(store) {}
+    }
+
+    @Test func changesSnippet_reloadsTheUpdatedIds() async throws {
+        let schema = try httpTestSchema()
+        let client = SyncClient(store: try Store(.memory, schema: schema),
+                                transport: InProcessTransport(server: try RevisionServer(.memory, schema: schema)))
+        let id = try await client.write { try $0.insert("tasks", values: ["a", false, 0, nil]) }
+        let (reloads, reloaded) = AsyncStream.makeStream(of: [Int64].self)
+        let reload: @Sendable ([Int64]) -> Void = { reloaded.yield($0) }
+        let watching = Task {
+            // SyncClient+Changes.swift block begin
+            for await change in await client.changes() {
+                if let ids = change.updated["tasks"] { reload(ids) }
+            }
+            // SyncClient+Changes.swift block end
+        }
+        defer { watching.cancel() }
+        // The subscription starts when the task runs: update until an update arrives.
+        let updating = Task {
+            for round in 1...200 where !Task.isCancelled {
+                try await client.write { _ = try $0.update("tasks", id: id, ["title": .text("a\(round)")]) }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            reloaded.finish()   // no reload in 10 s: the check below fails instead of waiting
+        }
+        defer { updating.cancel() }
+        var iterator = reloads.makeAsyncIterator()
+        #expect(await iterator.next() == [id])
+    }
+}
