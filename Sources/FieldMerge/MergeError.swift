@@ -26,6 +26,9 @@ public enum MergeError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The app's conversion of a field's values (``Field/convertedFrom``) gave a value of
     /// another type than the field's.
     case invalidConversion(entity: String, field: String, expected: String, got: String)
+    /// A field that is synced references a retired entity (``Entity/retired``), which
+    /// devices keep empty: the field must be retired too.
+    case referenceToRetiredEntity(entity: String, field: String, target: String)
 
     public var description: String {
         switch self {
@@ -57,6 +60,8 @@ public enum MergeError: Error, Equatable, Sendable, CustomStringConvertible {
             return "field '\(entity).\(field)' of type \(expected) cannot default to a \(got)"
         case let .invalidConversion(entity, field, expected, got):
             return "the conversion of field '\(entity).\(field)' to \(expected) gave a \(got)"
+        case let .referenceToRetiredEntity(entity, field, target):
+            return "field '\(entity).\(field)' references retired entity '\(target)', which devices keep empty: retire the field too"
         case let .invalidVersion(version):
             return "schema version \(version): versions start at 1"
         case let .batchMismatch(message):

@@ -60,7 +60,7 @@ extension SchemaOutline {
                     retired: field.retired))
             }
             result.append(Entity(entity.name, fields: fields, defaultStrategy: defaultStrategy, deletePolicy: deletePolicy,
-                                 recordStrategy: recordStrategy))
+                                 recordStrategy: recordStrategy, retired: entity.retired))
         }
         return try Schema(result, version: version)
     }

@@ -50,14 +50,20 @@ public struct Entity: Sendable {
     public var recordStrategy: (any RecordMergeStrategy)?
     /// The entity's name in the schema version before, when this version renames it.
     public var renamedFrom: String?
+    /// An entity this version no longer syncs (Specs/schema.md, "Retiring an entity"): its
+    /// table on a device is emptied and refuses writes, its records are never sent or
+    /// received, and the server keeps them for clients of older versions, which still sync
+    /// them. Fields of other entities that reference it must be retired too.
+    public var retired: Bool
 
     public init(
         _ name: String, fields: [Field], defaultStrategy: FieldStrategy = .lastEditWins,
         deletePolicy: DeletePolicy = .deleteWins, recordStrategy: (any RecordMergeStrategy)? = nil,
-        renamedFrom: String? = nil
+        renamedFrom: String? = nil, retired: Bool = false
     ) {
         self.name = name
         self.renamedFrom = renamedFrom
+        self.retired = retired
         self.fields = fields
         self.defaultStrategy = defaultStrategy
         self.deletePolicy = deletePolicy
@@ -107,8 +113,9 @@ public struct Schema: Sendable {
             }
             index[entity.name] = position
         }
+        let retired = Set(entities.filter(\.retired).map { Self.fold($0.name) })
         for entity in entities {
-            try Self.validate(entity, entityNames: folded)
+            try Self.validate(entity, entityNames: folded, retired: retired)
         }
         self.entities = entities
         self.index = index
@@ -131,7 +138,7 @@ public struct Schema: Sendable {
     /// The longest name accepted, in bytes.
     public static let maxNameLength = 64
 
-    private static func validate(_ entity: Entity, entityNames: Set<String>) throws(MergeError) {
+    private static func validate(_ entity: Entity, entityNames: Set<String>, retired: Set<String>) throws(MergeError) {
         guard entity.fields.count <= Entity.maxFields else {
             throw .tooManyFields(entity: entity.name, count: entity.fields.count)
         }
@@ -151,6 +158,9 @@ public struct Schema: Sendable {
             }
             if let target = field.type.referenceTarget, !entityNames.contains(fold(target)) {
                 throw .unknownReferenceTarget(entity: entity.name, field: field.name, target: target)
+            }
+            if let target = field.type.referenceTarget, !entity.retired, !field.retired, retired.contains(fold(target)) {
+                throw .referenceToRetiredEntity(entity: entity.name, field: field.name, target: target)
             }
             guard field.defaultValue.fits(field.type) else {
                 throw .invalidDefault(entity: entity.name, field: field.name, expected: field.type.name, got: field.defaultValue.kind.rawValue)

@@ -18,6 +18,9 @@ public struct SchemaChange: Sendable, Equatable, CustomStringConvertible {
         /// A field no longer synced (``Field/retired``): a device empties it; the server
         /// keeps it for clients of older versions.
         case retireField(entity: String, field: String)
+        /// An entity no longer synced (``Entity/retired``): a device empties its table; the
+        /// server keeps its records for clients of older versions.
+        case retireEntity(String)
         /// Another type for a field (neither type a reference), made by the app's own step
         /// (``Field/convertedFrom``) on every value; without it, not made.
         case convertField(entity: String, field: String, from: String, to: String, converted: Bool)
@@ -46,6 +49,7 @@ public struct SchemaChange: Sendable, Equatable, CustomStringConvertible {
         case .renameField(let entity, let from, let to): "rename field \(entity).\(from) to \(to)"
         case .changeFieldRules(let entity, let field, let from, let to): "field \(entity).\(field): \(from) becomes \(to)"
         case .retireField(let entity, let field): "retire field \(entity).\(field)"
+        case .retireEntity(let name): "retire entity \(name)"
         case .convertField(let entity, let field, let from, let to, let converted):
             converted
                 ? "convert field \(entity).\(field) from \(from) to \(to) (the app's conversion)"
@@ -82,10 +86,16 @@ extension SchemaOutline {
             if old.rules != entity.rules {
                 changes.append(SchemaChange(kind: .changeEntityRules(entity: entity.name, from: old.rules, to: entity.rules)))
             }
+            if entity.retired && !old.retired {
+                changes.append(SchemaChange(kind: .retireEntity(entity.name)))
+            } else if old.retired && !entity.retired {
+                changes.append(SchemaChange(kind: .unsupported(
+                    "bring back retired entity \(entity.name) (devices emptied it; add a new entity instead)")))
+            }
             changes += fieldChanges(old, entity, renamedEntities: renamedEntities)
         }
         for old in entities where !pairs.contains(where: { $0.old.name == old.name }) {
-            changes.append(SchemaChange(kind: .unsupported("remove entity \(old.name) (its records would be lost)")))
+            changes.append(SchemaChange(kind: .unsupported("remove entity \(old.name) (its records would be lost; retire it instead)")))
         }
         return changes
     }
@@ -136,7 +146,7 @@ extension SchemaOutline {
             }
         }
         for field in old.fields where !matched.contains(field.name) {
-            changes.append(SchemaChange(kind: .unsupported("remove field \(old.name).\(field.name) (its values would be lost)")))
+            changes.append(SchemaChange(kind: .unsupported("remove field \(old.name).\(field.name) (its values would be lost; retire it instead)")))
         }
         return changes
     }

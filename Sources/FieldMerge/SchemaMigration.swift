@@ -58,6 +58,8 @@ extension SchemaMigration {
         public var addedEntities: [Entity] = []
         /// Fields retired, by entity and position.
         public var retiredFields: [(entity: Entity, field: Int)] = []
+        /// Entities retired.
+        public var retiredEntities: [Entity] = []
         /// Fields whose type changed, by entity and position, with the type they had: each
         /// value goes through the field's ``Field/convertedFrom``.
         public var convertedFields: [(entity: Entity, field: Int, from: FieldType)] = []
@@ -76,6 +78,7 @@ extension SchemaMigration {
                     if let entity = schema.entity(entity), let index = entity.fieldIndex(field), let type = FieldType(plainName: from) {
                         convertedFields.append((entity, index, type))
                     }
+                case .retireEntity(let name): if let entity = schema.entity(name) { retiredEntities.append(entity) }
                 case .changeEntityRules, .changeFieldRules, .unsupported: break
                 }
             }

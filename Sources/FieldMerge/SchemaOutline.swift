@@ -9,6 +9,8 @@ public struct SchemaOutline: Sendable, Equatable {
         public var fields: [FieldOutline]
         /// From the schema (never from recorded lines): the name in the version before.
         public var renamedFrom: String?
+        /// ``Entity/retired``: written as ` retired` at the end of the entity's line.
+        public var retired = false
     }
 
     public struct FieldOutline: Sendable, Equatable {
@@ -41,7 +43,7 @@ public struct SchemaOutline: Sendable, Equatable {
                     if case .reference(let target, let action) = field.type { (outline.target, outline.onDelete) = (target, action.rawValue) }
                     return outline
                 },
-                renamedFrom: entity.renamedFrom)
+                renamedFrom: entity.renamedFrom, retired: entity.retired)
         }
     }
 
@@ -49,7 +51,7 @@ public struct SchemaOutline: Sendable, Equatable {
     public var lines: [String] {
         var lines: [String] = []
         for entity in entities {
-            lines.append("entity \(entity.name) \(entity.rules)")
+            lines.append("entity \(entity.name) \(entity.rules)" + (entity.retired ? " retired" : ""))
             for field in entity.fields {
                 var line = "  field \(entity.name).\(field.name) \(field.type)"
                 if let target = field.target, let onDelete = field.onDelete { line += " -> \(target) \(onDelete)" }
@@ -67,7 +69,10 @@ public struct SchemaOutline: Sendable, Equatable {
         for line in lines {
             let words = line.split(separator: " ").map(String.init)
             if line.hasPrefix("entity "), words.count >= 2 {
-                entities.append(EntityOutline(name: words[1], rules: words.dropFirst(2).joined(separator: " "), fields: []))
+                var rules = words.dropFirst(2)
+                let retired = rules.last == "retired"
+                if retired { rules = rules.dropLast() }
+                entities.append(EntityOutline(name: words[1], rules: rules.joined(separator: " "), fields: [], retired: retired))
             } else if line.hasPrefix("  field "), words.count >= 3, let last = entities.indices.last {
                 let qualified = words[1].split(separator: ".", maxSplits: 1).map(String.init)
                 guard qualified.count == 2, qualified[0] == entities[last].name else { return nil }

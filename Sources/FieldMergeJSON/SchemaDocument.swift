@@ -34,7 +34,7 @@ public enum SchemaDocument {
         _ reader: Reader, customStrategies: [String: FieldStrategy],
         recordStrategies: [String: any RecordMergeStrategy]
     ) throws(DocumentError) -> Entity {
-        try reader.allowOnly(["name", "fields", "defaultStrategy", "deletePolicy", "recordStrategy", "renamedFrom"])
+        try reader.allowOnly(["name", "fields", "defaultStrategy", "deletePolicy", "recordStrategy", "renamedFrom", "retired"])
         let name = try reader.string("name")
         let defaultStrategy = try reader.optionalString("defaultStrategy").map { (s) throws(DocumentError) in
             try strategy(s, at: reader.path + ".defaultStrategy", customStrategies)
@@ -56,7 +56,8 @@ public enum SchemaDocument {
         }
         return Entity(
             name, fields: fields, defaultStrategy: defaultStrategy, deletePolicy: policy,
-            recordStrategy: recordStrategy, renamedFrom: try reader.optionalString("renamedFrom"))
+            recordStrategy: recordStrategy, renamedFrom: try reader.optionalString("renamedFrom"),
+            retired: try reader.optionalBool("retired") ?? false)
     }
 
     private static func decodeField(_ reader: Reader, customStrategies: [String: FieldStrategy]) throws(DocumentError) -> Field {
@@ -64,22 +65,16 @@ public enum SchemaDocument {
         let name = try reader.string("name")
         let typeName = try reader.string("type")
         let type: FieldType
-        switch typeName {
-        case "integer": type = .integer
-        case "real": type = .real
-        case "text": type = .text
-        case "bool": type = .bool
-        case "date": type = .date
-        case "blob": type = .blob
-        case "textSet": type = .textSet
-        case "reference":
+        if let plain = FieldType(plainName: typeName) {
+            type = plain
+        } else if typeName == "reference" {
             let target = try reader.string("references")
             let actionName = try reader.optionalString("onDelete") ?? ReferenceAction.restrict.rawValue
             guard let action = ReferenceAction(rawValue: actionName) else {
                 throw reader.error("onDelete", "unknown action '\(actionName)'; expected cascade, setNull or restrict")
             }
             type = .reference(to: target, onDelete: action)
-        default:
+        } else {
             throw reader.error("type", "unknown field type '\(typeName)'")
         }
         let strategy = try reader.optionalString("strategy").map { (s) throws(DocumentError) in
@@ -112,6 +107,7 @@ public enum SchemaDocument {
             ]
             if let rule = entity.recordStrategy { object["recordStrategy"] = .string(rule.name) }
             if let old = entity.renamedFrom { object["renamedFrom"] = .string(old) }
+            if entity.retired { object["retired"] = .bool(true) }
             return .object(object)
         })]
         if schema.version != 1 { document["version"] = .integer(Int64(schema.version)) }

@@ -54,6 +54,8 @@ public struct WireCodec: Sendable {
     public let limits: WireLimits
     let tables: [_EntityTable]
     let entityIndex: [String: Int]
+    /// Whether any entity is retired: change sets are then written without them.
+    let hasRetiredEntities: Bool
     /// Older versions of ``schema`` whose requests this codec reads, by fingerprint
     /// (``init(schema:limits:older:)``).
     var olderVersions: [String: WireVersion] = [:]
@@ -66,6 +68,7 @@ public struct WireCodec: Sendable {
         var index: [String: Int] = [:]
         for (position, entity) in schema.entities.enumerated() { index[entity.name] = position }
         self.entityIndex = index
+        hasRetiredEntities = schema.entities.contains(where: \.retired)
     }
 
     /// The JSON body of a request.
@@ -208,9 +211,13 @@ struct _EntityTable: Sendable {
     /// never written and refused when read.
     let synced: FieldMask
     var hasRetired: Bool { synced.count != fieldCount }
+    /// The entity is retired (``Entity/retired``): its changes are never written and
+    /// refused when read.
+    let retired: Bool
 
     init(_ entity: Entity) {
         name = entity.name
+        retired = entity.retired
         synced = FieldMask(bits: entity.allFields.bits & ~entity.retiredFields.bits)
         fieldNames = entity.fields.map { Array($0.name.utf8) }
         fieldKeys = entity.fields.map { Array("\"\($0.name)\":".utf8) }

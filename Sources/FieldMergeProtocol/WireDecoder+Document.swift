@@ -214,9 +214,7 @@ extension _Parser {
                     refused = try parseRefused(codec)
                 } else {
                     let name = key.text
-                    guard let entity = codec.entityIndex[name] else {
-                        throw error(.unknownEntity, "unknown entity '\(name)'", at: key.offset)
-                    }
+                    let entity = try entityPosition(name, codec, at: key.offset)
                     guard !objects.contains(where: { $0.entity == entity }) else {
                         throw error(.duplicateKey, "duplicate key '\(name)'", at: key.offset)
                     }
@@ -258,7 +256,7 @@ extension _Parser {
                         try once(&seen, 1, key)
                         let at = position
                         let name = try text("type (a string)")
-                        guard codec.entityIndex[name] != nil else { throw error(.unknownEntity, "unknown entity '\(name)'", at: at) }
+                        _ = try entityPosition(name, codec, at: at)
                         entity = name
                     } else if key.equals("id") {
                         try once(&seen, 2, key)
@@ -282,15 +280,23 @@ extension _Parser {
         return refused
     }
 
+    /// The position of the entity named `name` in `codec`'s schema: unknown entities and
+    /// retired ones (``Entity/retired``), which this version never sends, are refused.
+    private func entityPosition(_ name: String, _ codec: WireCodec, at offset: Int) throws(WireError) -> Int {
+        guard let entity = codec.entityIndex[name] else { throw error(.unknownEntity, "unknown entity '\(name)'", at: offset) }
+        guard !codec.tables[entity].retired else {
+            throw error(.unknownEntity, "entity '\(name)' is retired in this schema version", at: offset)
+        }
+        return entity
+    }
+
     private mutating func parseTypes(_ codec: WireCodec) throws(WireError) -> [Int] {
         var types: [Int] = []
         if try open(UInt8(ascii: "["), "an array of entity names") {
             repeat {
                 guard try peek() == UInt8(ascii: "\"") else { throw typeError(expected: "an entity name") }
                 let name = try string()
-                guard let entity = codec.entityIndex[name.text] else {
-                    throw error(.unknownEntity, "unknown entity '\(name.text)'", at: name.offset)
-                }
+                let entity = try entityPosition(name.text, codec, at: name.offset)
                 guard !types.contains(entity) else {
                     throw error(.duplicateKey, "entity '\(name.text)' listed twice in types", at: name.offset)
                 }

@@ -55,6 +55,19 @@ extension WireCodec {
     }
 
     private func writeChangeSet(_ changeSet: ChangeSet, to writer: inout _Writer) {
+        if hasRetiredEntities {
+            // Retired entities never travel in this version: their changes are left out.
+            var live = changeSet
+            live.entities.removeAll { entityIndex[$0.entity].map { tables[$0].retired } ?? false }
+            live.refused.removeAll { entityIndex[$0.entity].map { tables[$0].retired } ?? false }
+            if live.entities.count != changeSet.entities.count || live.refused.count != changeSet.refused.count {
+                return writeLiveChangeSet(live, to: &writer)
+            }
+        }
+        writeLiveChangeSet(changeSet, to: &writer)
+    }
+
+    private func writeLiveChangeSet(_ changeSet: ChangeSet, to writer: inout _Writer) {
         writer.byte(UInt8(ascii: "{"))
         if let conflict = changeSet.conflict {
             writer.raw(conflict ? "\"conflict\":true," : "\"conflict\":false,")

@@ -107,12 +107,14 @@ public struct WireVersion: Sendable {
 }
 
 extension WireCodec {
-    /// A codec that writes and reads every field of `schema`, retired ones included: what a
-    /// server keeps its stored replies in, since clients of older versions still sync those.
+    /// A codec that writes and reads every entity and field of `schema`, retired ones
+    /// included: what a server keeps its stored replies in, since clients of older versions
+    /// still sync those.
     public static func everyField(of schema: Schema) -> WireCodec {
-        guard schema.entities.contains(where: { !$0.retiredFields.isEmpty }) else { return WireCodec(schema: schema) }
+        guard schema.entities.contains(where: { $0.retired || !$0.retiredFields.isEmpty }) else { return WireCodec(schema: schema) }
         let entities = schema.entities.map { entity in
             var all = entity
+            all.retired = false
             for index in all.fields.indices { all.fields[index].retired = false }
             return all
         }

@@ -8,7 +8,7 @@ extension Store {
     /// - Returns: The temporary id; the server gives the permanent one at the next sync.
     @discardableResult
     public func insert(_ entity: String, values: ContiguousArray<Value>) throws(StoreError) -> Int64 {
-        let table = try table(entity)
+        let table = try writableTable(entity)
         return try write {
             let id = nextTemporaryID
             nextTemporaryID -= 1
@@ -20,7 +20,7 @@ extension Store {
     /// Creates a record under a given id: a permanent id the app owns, or the id of a record
     /// deleted earlier, which comes back to life (its deletion is no longer sent).
     public func insert(_ entity: String, id: Int64, values: ContiguousArray<Value>) throws(StoreError) {
-        let table = try table(entity)
+        let table = try writableTable(entity)
         try write { try insertRow(table, id: id, values: values) }
     }
 
@@ -76,7 +76,7 @@ extension Store {
     /// - Returns: The fields that changed; empty when nothing did (and nothing was written).
     @discardableResult
     public func update(_ entity: String, id: Int64, set changes: [(field: Int, value: Value)]) throws(StoreError) -> FieldMask {
-        let table = try table(entity)
+        let table = try writableTable(entity)
         return try write {
             guard var row = try readRow(table, id: id) else {
                 throw StoreError(.recordNotFound, "no such record", entity: entity, id: id)
@@ -113,7 +113,7 @@ extension Store {
     /// Sets fields by name.
     @discardableResult
     public func update(_ entity: String, id: Int64, _ changes: [String: Value]) throws(StoreError) -> FieldMask {
-        let table = try table(entity)
+        let table = try writableTable(entity)
         var positioned: [(field: Int, value: Value)] = []
         for name in changes.keys.sorted() {
             guard let index = table.entity.fieldIndex(name) else {
@@ -128,7 +128,7 @@ extension Store {
     /// deleted too (`cascade`), get null (`setNull`), or make the delete fail (`restrict`).
     /// The deletion is queued for upload; a record the server never saw leaves nothing to send.
     public func delete(_ entity: String, id: Int64) throws(StoreError) {
-        let table = try table(entity)
+        let table = try writableTable(entity)
         try write {
             let stamp = clock.now()
             var visited: Set<String> = []

@@ -81,6 +81,7 @@ struct Migration {
         for entity in steps.addedEntities { try database.execute(StoreSchema.createTable(entity)) }
         for (entity, field) in steps.retiredFields { try retireField(entity, field) }
         for (entity, field, from) in steps.convertedFields { try convertField(entity, field, from: from) }
+        for entity in steps.retiredEntities { try retireEntity(entity) }
         for entity in schema.entities {
             for index in entity.referenceIndexes { try database.execute(index) }
         }
@@ -176,6 +177,18 @@ struct Migration {
             DELETE FROM "__fm_outbox" WHERE "entity" = ? AND "id" IN
               (SELECT "id" FROM \(table) WHERE "\(pending)" = 0 AND "\(revision)" IS NOT NULL)
             """, [.text(entity.name)])
+    }
+
+    /// Empties a retired entity: its rows and captured rows, its tombstones, pending
+    /// changes, temporary ids, refused changes and conflict history; the store then refuses
+    /// writes to it (``StoreCapture`` guards the table against plain SQL too).
+    func retireEntity(_ entity: Entity) throws {
+        try dropTriggers(entity.name)
+        try database.execute("DELETE FROM \(Database.quote(entity.name))")
+        if try shadowExists(entity.name) { try database.execute("DELETE FROM \(Database.quote("__fm_shadow_\(entity.name)"))") }
+        for table in Self.entityColumns {
+            try database.run("DELETE FROM \(Database.quote(table)) WHERE \"entity\" = ?", [.text(entity.name)])
+        }
     }
 
     /// Gives a field its new type through the app's conversion (``Field/convertedFrom``):

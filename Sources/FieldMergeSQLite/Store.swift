@@ -186,6 +186,15 @@ public final class Store {
         return table
     }
 
+    /// The table of an entity the app may write: not a retired one (``Entity/retired``).
+    func writableTable(_ entity: String) throws(StoreError) -> EntityTable {
+        let table = try table(entity)
+        guard !table.entity.retired else {
+            throw StoreError(.unknownEntity, "entity '\(entity)' is retired: it is no longer synced and stays empty", entity: entity)
+        }
+        return table
+    }
+
     /// Runs `body` in one transaction; on any error everything it wrote is rolled back and
     /// the store's in-memory state (clock, counters) restored.
     func write<T>(origin: StoreChange.Origin = .local, _ body: () throws -> T) throws(StoreError) -> T {

@@ -51,6 +51,17 @@ enum StoreCapture {
         let foreign = "NOT EXISTS (SELECT 1 FROM \"\(writerTable)\")"
         let nextID = "(SELECT \"value\" + 1 FROM \"__fm_state\" WHERE \"key\" = 'nextTemporaryID')"
         let trigger = { (what: String) in Database.quote("__fm_capture_\(what)_\(entity.name)") }
+        if entity.retired {
+            // A retired entity's table stays empty: plain SQL cannot fill it either.
+            return [
+                "CREATE TABLE IF NOT EXISTS \(shadow) (\(shadowColumns.joined(separator: ", ")))",
+                """
+                CREATE TRIGGER IF NOT EXISTS \(trigger("insert")) BEFORE INSERT ON \(table) BEGIN
+                  SELECT RAISE(ABORT, 'FieldMerge: entity \(entity.name) is retired: it is no longer synced and stays empty');
+                END
+                """,
+            ]
+        }
         return [
             "CREATE TABLE IF NOT EXISTS \(shadow) (\(shadowColumns.joined(separator: ", ")))",
             """

@@ -7,7 +7,8 @@ import Testing
 // Specs/conformance/schema/ holds an "old" and a "new" schema document (or "cases" of them)
 // and "expected": the change list (each change's text and whether it is safe) and what a
 // file made with the old schema does when opened with the new one ("migrates", "unchanged",
-// or "refused: " and a part of the message).
+// or "refused: " and a part of the message); or "expected": {"invalid": message} when the
+// new document is no valid schema (its reading fails with that message).
 
 let schemaVectorDirectory = conformanceDirectory.deletingLastPathComponent().appendingPathComponent("schema")
 
@@ -18,7 +19,7 @@ let schemaVectorFiles: [String] =
 
 @Suite struct SchemaConformanceTests {
     @Test func theVectorsAreThere() {
-        #expect(schemaVectorFiles.count >= 5)
+        #expect(schemaVectorFiles.count >= 6)
     }
 
     @Test(arguments: schemaVectorFiles)
@@ -29,8 +30,18 @@ let schemaVectorFiles: [String] =
         for (index, vector) in cases.enumerated() {
             let label = "\(file) case \(index + 1)"
             let old = try SchemaDocument.decode(try #require(vector["old"], "\(label): no old"))
-            let new = try SchemaDocument.decode(try #require(vector["new"], "\(label): no new"))
             let expected = try #require(vector["expected"], "\(label): no expected")
+            if case .string(let invalid)? = expected["invalid"] {
+                // The new schema is not a valid schema at all: it is refused when read.
+                do {
+                    _ = try SchemaDocument.decode(try #require(vector["new"], "\(label): no new"))
+                    Issue.record("\(label): the new schema was read; expected it refused: \(invalid)")
+                } catch {
+                    #expect("\(error)".contains(invalid), "\(label): \(error)")
+                }
+                continue
+            }
+            let new = try SchemaDocument.decode(try #require(vector["new"], "\(label): no new"))
             let changes = SchemaOutline(old).changes(to: SchemaOutline(new))
             guard case .array(let listed)? = expected["changes"] else { Issue.record("\(label): no expected changes"); continue }
             let wanted = listed.map { entry -> String in
