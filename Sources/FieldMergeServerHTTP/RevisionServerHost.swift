@@ -17,6 +17,9 @@ final class RevisionServerHost: Sendable {
     let source: Source
     private let published: Mutex<Int64>
     private let counters = Mutex(SyncHTTPServer.Statistics())
+    /// Per tenant: the codec of its server, which also reads the older schema versions
+    /// that tenant's file kept.
+    private let tenantCodecs = Mutex<[String: WireCodec]>([:])
 
     /// What one request did to the server.
     struct Outcome: Sendable {
@@ -44,6 +47,20 @@ final class RevisionServerHost: Sendable {
             }
             return try await directory.server(for: tenant)
         }
+    }
+
+    /// The codec that reads the request of `identity`: `codec` for one server (made by its
+    /// server) or an identity that names no tenant (refused when handled); otherwise the
+    /// codec of the tenant's server, made once, so that each tenant answers the older
+    /// schema versions its own file kept.
+    ///
+    /// - Throws: ``ServerError/Code/forbidden`` for a name that is no valid tenant name.
+    func codec(for identity: SyncIdentity?, limits: WireLimits, default codec: WireCodec) async throws(ServerError) -> WireCodec {
+        guard case .tenants = source, let tenant = identity?.tenant else { return codec }
+        if let made = tenantCodecs.withLock({ $0[tenant] }) { return made }
+        let made = try await server(for: identity).wireCodec(limits: limits)
+        tenantCodecs.withLock { $0[tenant] = made }
+        return made
     }
 
     /// Reads the server's revision into what `GET /health` shows (one server only).

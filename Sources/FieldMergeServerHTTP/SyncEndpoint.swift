@@ -27,7 +27,9 @@ public struct SyncEndpoint: Sendable {
 
     /// An endpoint for many data sets, one per tenant: each request goes to the server of the
     /// tenant its identity names (`SyncIdentity/tenant`, set by authentication middleware);
-    /// one that names none is answered 403. Every tenant's server uses `schema`.
+    /// one that names none is answered 403. Every tenant's server uses `schema`; each also
+    /// answers the older schema versions its own file was migrated from
+    /// (``RevisionServer/olderSchemas``).
     public init(
         tenants: TenantDirectory, schema: Schema, configuration: SyncHTTPServer.Configuration = SyncHTTPServer.Configuration()
     ) {

@@ -47,6 +47,12 @@ extension SyncResponder {
             }
             let wire = try await body(of: request)
             let json = try decompressed(wire, gzip: coding == "gzip")
+            let codec: WireCodec
+            do throws(ServerError) {
+                codec = try await host.codec(for: context.syncIdentity, limits: configuration.limits, default: self.codec)
+            } catch {
+                throw Refusal(error)
+            }
             let syncRequest: SyncRequest
             do throws(WireError) { syncRequest = try codec.decodeRequest(json) } catch { throw Refusal(error) }
             logger[metadataKey: "client"] = .string(syncRequest.clientID ?? "-")

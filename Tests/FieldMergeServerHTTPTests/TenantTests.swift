@@ -50,6 +50,38 @@ struct TestIdentityMiddleware: RouterMiddleware {
         }
     }
 
+    /// A tenant whose file was migrated from version 1 answers a version-1 client in its
+    /// own schema; a tenant that never had version 1 refuses it (Specs/schema.md,
+    /// "Mixed-version fleets").
+    @Test func eachTenant_answersTheOlderVersionsItsFileKept() async throws {
+        let folder = NSTemporaryDirectory() + "fm-tenant-versions-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let v1 = try httpTestSchema()
+        var entities = v1.entities
+        entities[0].fields.append(Field("color", .text, default: .text("blue")))
+        let v2 = try Schema(entities, version: 2)
+        _ = try RevisionServer(.file(path: folder + "/acme.sqlite"), schema: v1)
+        let tenants = TenantDirectory { tenant in try RevisionServer(.file(path: folder + "/\(tenant).sqlite"), schema: v2) }
+        let body = Array(("{\"schemaVersion\":1,\"schemaFingerprint\":\"\(v1.fingerprint)\","
+            + #""maxRevision":0,"changeSets":[{"types":["lists"],"lists":{"create":[-1],"attributes":{"-1":{"name":"Home"}}}}]}"#).utf8)
+        try await withHTTPServer(making: { logger, onListening in
+            SyncHTTPServer(
+                tenants: tenants, schema: v2, configuration: .init(port: 0), logger: logger,
+                middleware: { $0.add(middleware: TestIdentityMiddleware()) }, onListening: onListening)
+        }) { running in
+            let acme = try await RawHTTP.exchange(port: running.port, headers: ["X-Test-Identity": "ann@acme"], body: body)
+            #expect(acme.status == 200)
+            let answer = String(decoding: acme.body, as: UTF8.self)
+            #expect(answer.contains("Home") && !answer.contains("color"))
+            let server = try await tenants.server(for: "acme")
+            #expect(try await server.withSQLite { try $0.scalar("SELECT color FROM lists WHERE name = 'Home'") } == .text("blue"))
+            let globex = try await RawHTTP.exchange(port: running.port, headers: ["X-Test-Identity": "eve@globex"], body: body)
+            #expect(globex.status == 409)
+            #expect(try JSONValue.parse(Data(globex.body))["error"] == .string("incompatibleSchema"))
+        }
+    }
+
     @Test func tenantNames_areSafeInFileNames() {
         #expect(TenantDirectory.isValidName("acme-2_b"))
         for bad in ["", "-x", "a/b", "..", "a b", String(repeating: "x", count: 65), "é"] {
