@@ -96,7 +96,7 @@ public actor RevisionServer {
         }
         self.init(
             prepared: storage, state: state, schema: schema, options: options, replica: replica, wall: wall,
-            olderSchemas: storage.olderSchemas)
+            migrations: storage.migrations, olderSchemas: storage.olderSchemas)
     }
 
     /// A server on SQLite (the embedded default): a file, or a private in-memory database.

@@ -128,55 +128,16 @@ struct ServerMigration {
                 throw SQLiteError(code: 1, message: "converting \(entity.name).\(entity.fields[field].name): \(error)", sql: nil)
             }
         }
-        if !steps.entityRenames.isEmpty || !steps.addedFields.isEmpty || !steps.convertedFields.isEmpty {
-            try migrateReplies(steps)
-        }
-    }
-
-    /// Stored replies are kept in the schema they were written with: each is read with the
-    /// old version and written again in the new one (entities renamed, records widened,
-    /// converted values converted), so that a retry after the upgrade is still recognised
-    /// and answered. One that cannot be read is left as it is (its replay then fails with
-    /// an error instead of applying the retry twice).
-    private func migrateReplies(_ steps: SchemaMigration.Steps) throws(SQLiteError) {
-        guard let oldSchema = try? old.schema(version: oldVersion) else { return }
-        let (from, to) = (WireCodec.everyField(of: oldSchema), WireCodec.everyField(of: schema))
-        let renamed = Dictionary(steps.entityRenames.map { ($0.from, $0.to) }, uniquingKeysWith: { a, _ in a })
-        let update = try database.statement("UPDATE \"__fm_replies\" SET \"response\" = ? WHERE \"client\" = ?")
-        for row in try database.rows("SELECT \"client\", \"response\" FROM \"__fm_replies\"") {
-            guard case .text(let client) = row[0], case .blob(let bytes) = row[1],
-                var reply = try? StoredReply(decoding: bytes, from),
-                let answers = try? reply.answers.changeSets.map({ try widen($0, renamed: renamed, steps: steps) })
-            else { continue }
-            reply.answers.changeSets = answers
-            try update.bind(reply.encoded(to), at: 1)
-            try update.bind(client, at: 2)
-            try update.execute()
-            update.reset()
-        }
-    }
-
-    private func widen(_ changeSet: ChangeSet, renamed: [String: String], steps: SchemaMigration.Steps) throws -> ChangeSet {
-        var result = changeSet
-        result.refused = changeSet.refused.map { var r = $0; r.entity = renamed[r.entity] ?? r.entity; return r }
-        result.entities = try changeSet.entities.map { changes in
-            var moved = changes
-            moved.entity = renamed[changes.entity] ?? changes.entity
-            guard let entity = schema.entity(moved.entity) else { throw ServerError(.corrupt, "no entity \(moved.entity)") }
-            let converted = steps.convertedFields.filter { $0.entity.name == entity.name }
-            moved.records = try changes.records.map { record in
-                var wide = record
-                let added = entity.fields.count - record.values.count
-                wide.values += Array(repeating: Value.null, count: max(0, added))
-                wide.stamps? += Array(repeating: Stamp.none, count: max(0, added))
-                for (_, field, _) in converted where wide.present.contains(field) {
-                    wide.values[field] = try entity.fields[field].convert(wide.values[field], entity: entity.name)
-                }
-                return wide
+        if let replies = ReplyMigration(old: old, oldVersion: oldVersion, schema: schema, steps: steps) {
+            let update = try database.statement("UPDATE \"__fm_replies\" SET \"response\" = ? WHERE \"client\" = ?")
+            for row in try database.rows("SELECT \"client\", \"response\" FROM \"__fm_replies\"") {
+                guard case .text(let client) = row[0], case .blob(let bytes) = row[1], let migrated = replies.migrate(bytes) else { continue }
+                try update.bind(migrated, at: 1)
+                try update.bind(client, at: 2)
+                try update.execute()
+                update.reset()
             }
-            return moved
         }
-        return result
     }
 
     private func dropReferenceIndexes(_ entity: String) throws(SQLiteError) {

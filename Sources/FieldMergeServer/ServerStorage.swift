@@ -24,6 +24,10 @@ public protocol ServerStorage: AnyObject {
     /// data set still serves (Specs/schema.md, "Mixed-version fleets"); empty by default.
     var olderSchemas: [OlderSchema] { get }
 
+    /// After ``open(schema:)``: what opening changed to move the data set to a newer schema
+    /// version (Specs/schema.md, "Evolution"); empty by default.
+    var migrations: [SchemaChange] { get }
+
     /// Runs `body` as one write transaction, committed when it returns and rolled back when
     /// it throws. Write transactions of all servers on one data set run one after another,
     /// so revisions commit in the order of their numbers.
@@ -183,4 +187,5 @@ public struct ServerRow: Sendable {
 
 extension ServerStorage {
     public var olderSchemas: [OlderSchema] { [] }
+    public var migrations: [SchemaChange] { [] }
 }

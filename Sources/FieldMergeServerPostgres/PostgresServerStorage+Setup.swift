@@ -55,9 +55,8 @@ extension PostgresServerStorage {
     }
 
     /// Records the schema's lines and version in a new data set, or checks them against the
-    /// stored ones by the rules every file follows (``SchemaMigration``). A higher version
-    /// with the same entities and fields is recorded; migrating the tables of a PostgreSQL
-    /// data set is not supported yet and is refused, naming the changes.
+    /// stored ones by the rules every file follows (``SchemaMigration``) and migrates the
+    /// data set to a newer version whose changes are safe.
     private func checkSchema(_ schema: Schema) async throws {
         var stored: [String] = []
         for row in try await run("SELECT \"text\" FROM \(named("__fm_schema")) ORDER BY \"line\"") {
@@ -69,10 +68,15 @@ extension PostgresServerStorage {
                 "INSERT INTO \(self.named("__fm_server")) (\"key\", \"value\") VALUES ('schemaVersion', $1) "
                     + "ON CONFLICT (\"key\") DO UPDATE SET \"value\" = EXCLUDED.\"value\"", Self.binds(Int64(schema.version)))
         }
-        if stored.isEmpty {
+        let recordLines = {
+            try await self.run("DELETE FROM \(self.named("__fm_schema"))")
             for (number, line) in expected.enumerated() {
-                try await run("INSERT INTO \(named("__fm_schema")) (\"line\", \"text\") VALUES ($1, $2)", Self.binds(Int64(number), line))
+                try await self.run("INSERT INTO \(self.named("__fm_schema")) (\"line\", \"text\") VALUES ($1, $2)", Self.binds(Int64(number), line))
             }
+        }
+        openedVersion = schema.version
+        if stored.isEmpty {
+            try await recordLines()
             _ = try await recordVersion()
             return
         }
@@ -86,12 +90,12 @@ extension PostgresServerStorage {
         } catch {
             throw ServerError(error.isDamaged ? .corrupt : .schemaMismatch, "the server's PostgreSQL schema \(schemaName): " + error.message)
         }
-        guard changes.isEmpty else {
-            throw ServerError(
-                .schemaMismatch,
-                "the server's PostgreSQL schema \(schemaName) has schema version \(version); migrating a PostgreSQL data set "
-                    + "to version \(schema.version) is not supported yet: " + changes.map(\.description).joined(separator: "; "))
+        if !changes.isEmpty {
+            try await migrate(lines: stored, version: version, to: schema, changes: changes)
+            try await recordLines()
+            migrations = changes
         }
         if version != schema.version { _ = try await recordVersion() }
+        olderSchemas = try await readOlderSchemas(below: schema.version)
     }
 }

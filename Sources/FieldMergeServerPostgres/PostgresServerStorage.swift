@@ -27,6 +27,13 @@ public final class PostgresServerStorage: ServerStorage {
     let schema: String
     let schemaName: String
     var tables: [PostgresServerTable] = []
+    /// What opening the data set changed to move it to a newer schema version.
+    public internal(set) var migrations: [SchemaChange] = []
+    /// The older schema versions this data set was migrated from, whose clients it still answers.
+    public internal(set) var olderSchemas: [OlderSchema] = []
+    /// The schema version the data set had when this storage opened it: a transaction that
+    /// finds another (another server process migrated it since) is refused.
+    var openedVersion: Int?
     /// The connection of the transaction in progress.
     private var connection: PostgresConnection?
     private var savepoints = 0
@@ -168,12 +175,23 @@ public final class PostgresServerStorage: ServerStorage {
     // MARK: State, ids, replies
 
     public func state() async throws -> ServerState {
-        var revision: Int64?, clock: Int64?
+        var revision: Int64?, clock: Int64?, version: Int64 = 1
         for row in try await run("SELECT \"key\", \"value\" FROM \(named("__fm_server"))") {
             let (key, value) = try row.decode((String, Int64).self)
-            if key == "maxRevision" { revision = value } else if key == "clock" { clock = value }
+            switch key {
+            case "maxRevision": revision = value
+            case "clock": clock = value
+            case "schemaVersion": version = value
+            default: break
+            }
         }
         guard let revision, let clock else { throw ServerError(.corrupt, "the server's state (\(named("__fm_server"))) is damaged") }
+        if let openedVersion, version != openedVersion {
+            throw ServerError(
+                .schemaMismatch,
+                "the data set in PostgreSQL schema \(schemaName) moved to schema version \(version) after this server opened it "
+                    + "with version \(openedVersion): restart this server with the new schema")
+        }
         return ServerState(maxRevision: revision, clock: UInt64(bitPattern: clock))
     }
 

@@ -4,8 +4,12 @@ import FieldMerge
 /// quoted by ``PostgresIdentifier``; every value is a bind parameter (`$1`, `$2`, ...).
 struct PostgresServerTable {
     let entity: Entity
+    /// The entity's position in the schema, which names its constraints and indexes.
+    let position: Int
     /// The schema-qualified, quoted table name.
     let table: String
+    /// The quoted PostgreSQL schema.
+    private let schema: String
     let columns: [String]
     let insert: String
     let select: String
@@ -19,13 +23,15 @@ struct PostgresServerTable {
     let createTable: String
     /// `ALTER TABLE ... ADD CONSTRAINT ... FOREIGN KEY` for each reference, checked at commit,
     /// and `CREATE INDEX` on each reference column.
-    let foreignKeys: [String]
-    let referenceIndexes: [String]
+    private(set) var foreignKeys: [String]
+    private(set) var referenceIndexes: [String]
     /// The quoted column of each field.
     let fieldColumns: [String]
 
     init(_ entity: Entity, position: Int, schema: String) throws(PostgresIdentifierError) {
         self.entity = entity
+        self.position = position
+        self.schema = schema
         table = schema + "." + (try PostgresIdentifier.quote(entity.name))
         var fieldColumns: [String] = []
         for field in entity.fields { fieldColumns.append(try PostgresIdentifier.quote(field.name)) }
@@ -46,19 +52,34 @@ struct PostgresServerTable {
         exists = "SELECT 1 FROM \(table) WHERE \"id\" = $1"
 
         var definitions = ["\"id\" BIGINT PRIMARY KEY"]
-        var foreignKeys: [String] = [], referenceIndexes: [String] = []
         for (index, field) in entity.fields.enumerated() {
             definitions.append("\(fieldColumns[index]) \(field.type.postgresColumnType)")
-            guard let target = field.type.referenceTarget else { continue }
-            // Short generated names: entity and field names may already use the 63 bytes.
-            foreignKeys.append("ALTER TABLE \(table) ADD CONSTRAINT \"__fm_fk_\(position)_\(index)\" FOREIGN KEY (\(fieldColumns[index])) "
-                + "REFERENCES \(schema).\(try PostgresIdentifier.quote(target)) (\"id\") DEFERRABLE INITIALLY DEFERRED")
-            referenceIndexes.append("CREATE INDEX IF NOT EXISTS \"__fm_ref_\(position)_\(index)\" ON \(table) (\(fieldColumns[index]))")
         }
         definitions += ["\"__fm_stamps\" BYTEA NOT NULL", "\"__fm_revision\" BIGINT NOT NULL", "\"__fm_created\" BIGINT NOT NULL", "\"__fm_fields\" BYTEA"]
         createTable = "CREATE TABLE \(table) (" + definitions.joined(separator: ", ") + ")"
-        self.foreignKeys = foreignKeys
-        self.referenceIndexes = referenceIndexes
+        foreignKeys = []
+        referenceIndexes = []
+        var keys: [String] = [], indexes: [String] = []
+        for index in entity.fields.indices {
+            guard let foreignKey = try foreignKey(field: index) else { continue }
+            keys.append(foreignKey)
+            indexes.append(referenceIndex(field: index, name: "__fm_ref_\(position)_\(index)"))
+        }
+        (foreignKeys, referenceIndexes) = (keys, indexes)
+    }
+
+    /// `ALTER TABLE ... ADD CONSTRAINT ... FOREIGN KEY` for field `field`, checked at commit;
+    /// nil when it is no reference.
+    func foreignKey(field index: Int) throws(PostgresIdentifierError) -> String? {
+        guard let target = entity.fields[index].type.referenceTarget else { return nil }
+        // Short generated names: entity and field names may already use the 63 bytes.
+        return "ALTER TABLE \(table) ADD CONSTRAINT \"__fm_fk_\(position)_\(index)\" FOREIGN KEY (\(fieldColumns[index])) "
+            + "REFERENCES \(schema).\(try PostgresIdentifier.quote(target)) (\"id\") DEFERRABLE INITIALLY DEFERRED"
+    }
+
+    /// `CREATE INDEX` named `name` (a generated, safe name) on field `field`'s column.
+    func referenceIndex(field index: Int, name: String) -> String {
+        "CREATE INDEX IF NOT EXISTS \"\(name)\" ON \(table) (\(fieldColumns[index]))"
     }
 
     /// The ids of the alive records whose field `field` holds `$1`, ascending.

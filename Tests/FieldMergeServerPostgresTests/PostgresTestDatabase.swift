@@ -78,6 +78,27 @@ final class PostgresTestDatabase {
         await admin.shutdown()
     }
 
+    /// The integer in the first column of the first row of `sql` (a count), on a connection
+    /// of its own.
+    func count(_ sql: String, _ values: any PostgresDynamicTypeEncodable...) async throws -> Int64? {
+        let binds = PostgresServerStorage.binds(values)
+        let admin = PostgresConnector(url)
+        let result: Int64?
+        do {
+            result = try await admin.client.withConnection { connection in
+                for try await row in try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: admin.logger) {
+                    return try row.decode(Int64.self)
+                }
+                return nil
+            }
+        } catch {
+            await admin.shutdown()
+            throw error
+        }
+        await admin.shutdown()
+        return result
+    }
+
     /// Stops the servers' pools and drops the schema with everything in it.
     private func drop() async throws {
         for connector in connectors { await connector.shutdown() }
