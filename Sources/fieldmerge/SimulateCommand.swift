@@ -29,8 +29,10 @@ struct SimulateCommand: AsyncParsableCommand {
         valueName: "rate spec"))
     var rateSpec: String?
     @Option(help: "The in-process server's mode: strict or merge.") var mode: String = "strict"
-    @Option(help: "Sync with the server at this URL instead of one in this process (it must start empty).")
-    var server: String?
+    @Option(help: ArgumentHelp(
+        "Sync with the server at this URL instead of one in this process (it must start empty); repeat it for several processes serving one data set: requests alternate between them.",
+        valueName: "url"))
+    var server: [String] = []
     @Flag(help: "Keep the temporary folder with every device's and the server's files.") var keep = false
     @Flag(help: "Skip the late-joining devices (snapshot and full download).") var noBootstrap = false
     @Flag(inversion: .prefixedNo, help: "Delete records others reference and create under any record (--no-cascades keeps to leaves).")
@@ -52,13 +54,14 @@ struct SimulateCommand: AsyncParsableCommand {
         options.refusals = refusals
         guard plainSQLEvery >= 0 else { throw ValidationError("--plain-sql-every: 0 or more") }
         options.plainSQLEvery = plainSQLEvery
-        if upgrade && server != nil { throw ValidationError("--upgrade needs the server in this process (no --server)") }
+        if upgrade && !server.isEmpty { throw ValidationError("--upgrade needs the server in this process (no --server)") }
         options.upgrade = upgrade
         if rateSpec != nil && !faults { throw ValidationError("a rate spec needs --faults") }
         if faults { options.faults = try FaultRates(spec: rateSpec ?? "") }
         guard let mode = RevisionServer.Mode(rawValue: mode) else { throw ValidationError("--mode: strict or merge") }
         options.mode = mode
-        let remote = try server.map { try makeRemoteTransport(url: $0) }
+        let remotes = try server.map { try makeRemoteTransport(url: $0) }
+        let remote: (any SyncTransport)? = remotes.count > 1 ? AlternatingTransport(remotes) : remotes.first
         let simulation = try Simulation(options: options, remote: remote, progress: ProgressLine.make())
         let report = try await simulation.run()
         ProgressLine.finish()
@@ -67,7 +70,6 @@ struct SimulateCommand: AsyncParsableCommand {
     }
 }
 
-/// The transport to a remote server for `--server`.
 /// The HTTP transport to `--server`: the base URL of `fieldmerge serve`, or its `/sync` URL.
 func makeRemoteTransport(url text: String) throws -> any SyncTransport {
     guard var url = URL(string: text), let scheme = url.scheme, ["http", "https"].contains(scheme), url.host != nil else {
