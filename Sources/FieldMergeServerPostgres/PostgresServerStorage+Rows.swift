@@ -26,19 +26,18 @@ extension PostgresServerStorage {
         } else {
             binds.appendNull()
         }
-        try await run(table.insert, binds)
-        try await log(entity.name, id: row.record.id, revision: row.revision)
+        // The row and its log entry in one round trip.
+        windowEntities = nil
+        binds.append(entity.name)
+        try await run(table.insertAndLog, binds)
     }
 
     public func delete(_ entity: ServerEntity, id: Int64, tombstone: Stamp, revision: Int64) async throws {
-        try await run(table(entity).delete, Self.binds(id))
+        // The row, its tombstone and its log entry in one round trip.
+        windowEntities = nil
         var binds = Self.binds(entity.name, id, revision)
         binds.append(ByteBuffer(bytes: ServerRow.encodeStamps([tombstone])))
-        try await run(
-            "INSERT INTO \(named("__fm_deleted")) (\"entity\", \"id\", \"revision\", \"stamp\") VALUES ($1, $2, $3, $4) "
-                + "ON CONFLICT (\"entity\", \"id\") DO UPDATE SET \"revision\" = EXCLUDED.\"revision\", \"stamp\" = EXCLUDED.\"stamp\"",
-            binds)
-        try await log(entity.name, id: id, revision: revision)
+        try await run(table(entity).deleteAndLog, binds)
     }
 
     public func deletion(_ entity: ServerEntity, id: Int64) async throws -> Deletion? {
@@ -94,14 +93,6 @@ extension PostgresServerStorage {
         for row in rows { if let cell = row.first { names.insert(try Self.decode(cell, as: String.self)) } }
         windowEntities = (after, through, names)
         return names
-    }
-
-    private func log(_ entity: String, id: Int64, revision: Int64) async throws {
-        windowEntities = nil
-        try await run(
-            "INSERT INTO \(named("__fm_log")) (\"entity\", \"id\", \"revision\") VALUES ($1, $2, $3) "
-                + "ON CONFLICT (\"entity\", \"id\") DO UPDATE SET \"revision\" = EXCLUDED.\"revision\"",
-            Self.binds(entity, id, revision))
     }
 
     // MARK: Values

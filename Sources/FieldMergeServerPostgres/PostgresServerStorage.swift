@@ -41,6 +41,9 @@ public final class PostgresServerStorage: ServerStorage {
     /// that a catch-up asks only those entities for their changes (one round trip instead of
     /// two per entity of the schema). Any write to the log forgets it.
     var windowEntities: (after: Int64, through: Int64, names: Set<String>)?
+    /// The state the write transaction in progress read when it took the lock, kept up to
+    /// date by ``saveState(_:)``.
+    private var lockedState: ServerState?
 
     /// A storage in the PostgreSQL schema `schema` (the URL's when nil) of `connector`'s database.
     ///
@@ -62,8 +65,9 @@ public final class PostgresServerStorage: ServerStorage {
 
     public func write<T>(_ body: () async throws -> T) async throws -> T {
         try await transaction("BEGIN ISOLATION LEVEL READ COMMITTED") {
-            // Every writer of the data set queues here; the lock holds until COMMIT.
-            try await run("SELECT \"key\" FROM \(named("__fm_server")) FOR UPDATE")
+            // Every writer of the data set queues here; the lock holds until COMMIT. The rows
+            // it returns are the state that ``state()`` answers in this transaction.
+            lockedState = try state(from: try await run("SELECT \"key\", \"value\" FROM \(named("__fm_server")) FOR UPDATE"))
             return try await body()
         }
     }
@@ -80,8 +84,8 @@ public final class PostgresServerStorage: ServerStorage {
         do {
             return try await connector.client.withConnection { (leased: PostgresConnection) async throws -> T in
                 connection = leased
-                windowEntities = nil
-                defer { (connection, windowEntities) = (nil, nil) }
+                (windowEntities, lockedState) = (nil, nil)
+                defer { (connection, windowEntities, lockedState) = (nil, nil, nil) }
                 try await run(begin)
                 let result: T
                 do {
@@ -175,8 +179,15 @@ public final class PostgresServerStorage: ServerStorage {
     // MARK: State, ids, replies
 
     public func state() async throws -> ServerState {
+        if let lockedState { return lockedState }
+        return try state(from: try await run("SELECT \"key\", \"value\" FROM \(named("__fm_server"))"))
+    }
+
+    /// The state in the rows of `__fm_server`; refuses a data set another server process
+    /// migrated since this one opened it.
+    func state(from rows: [PostgresRow]) throws -> ServerState {
         var revision: Int64?, clock: Int64?, version: Int64 = 1
-        for row in try await run("SELECT \"key\", \"value\" FROM \(named("__fm_server"))") {
+        for row in rows {
             let (key, value) = try row.decode((String, Int64).self)
             switch key {
             case "maxRevision": revision = value
@@ -196,21 +207,22 @@ public final class PostgresServerStorage: ServerStorage {
     }
 
     public func saveState(_ state: ServerState) async throws {
-        let sql = "UPDATE \(named("__fm_server")) SET \"value\" = $1 WHERE \"key\" = $2"
-        try await run(sql, Self.binds(state.maxRevision, "maxRevision"))
-        try await run(sql, Self.binds(Int64(bitPattern: state.clock), "clock"))
+        try await run(
+            "UPDATE \(named("__fm_server")) SET \"value\" = CASE \"key\" WHEN 'maxRevision' THEN $1::BIGINT ELSE $2::BIGINT END "
+                + "WHERE \"key\" IN ('maxRevision', 'clock')",
+            Self.binds(state.maxRevision, Int64(bitPattern: state.clock)))
+        if lockedState != nil { lockedState = state }
     }
 
     public func nextID(_ entity: ServerEntity) async throws -> Int64 {
-        var next: Int64 = 1
-        if let stored = try await scalar("SELECT \"next\" FROM \(named("__fm_ids")) WHERE \"entity\" = $1", Self.binds(entity.name), as: Int64.self) {
-            next = stored
-        } else if let largest = try await scalar("SELECT max(\"id\") FROM \(table(entity).table)", as: Int64.self) {
-            next = largest + 1
-        }
-        try await run(
-            "INSERT INTO \(named("__fm_ids")) (\"entity\", \"next\") VALUES ($1, $2) ON CONFLICT (\"entity\") DO UPDATE SET \"next\" = EXCLUDED.\"next\"",
-            Self.binds(entity.name, next + 1))
+        // One round trip: the counter moves on, or starts after the largest id in the table.
+        let ids = named("__fm_ids")
+        guard let next = try await scalar(
+            "INSERT INTO \(ids) AS i (\"entity\", \"next\") "
+                + "VALUES ($1, (SELECT coalesce(max(\"id\"), 0) + 2 FROM \(table(entity).table))) "
+                + "ON CONFLICT (\"entity\") DO UPDATE SET \"next\" = i.\"next\" + 1 RETURNING \"next\" - 1",
+            Self.binds(entity.name), as: Int64.self)
+        else { throw ServerError(.corrupt, "the id counter of \(entity.name) is damaged") }
         return next
     }
 

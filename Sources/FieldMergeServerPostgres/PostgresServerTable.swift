@@ -11,9 +11,12 @@ struct PostgresServerTable {
     /// The quoted PostgreSQL schema.
     private let schema: String
     let columns: [String]
-    let insert: String
+    /// Writes a record and its log entry (bindings: the columns, then the entity's name).
+    let insertAndLog: String
     let select: String
-    let delete: String
+    /// Deletes a record, writes its tombstone and its log entry (bindings: entity, id,
+    /// revision, tombstone stamp).
+    let deleteAndLog: String
     let exists: String
     /// The records of this entity alive and changed in a window of revisions, in log order
     /// (bindings: entity, after, through); the same for deleted ones (id, revision, stamp).
@@ -45,10 +48,17 @@ struct PostgresServerTable {
             + "ON d.\"entity\" = l.\"entity\" AND d.\"id\" = l.\"id\" " + window
         let placeholders = (1...columns.count).map { "$\($0)" }.joined(separator: ", ")
         let updates = columns.dropFirst().map { "\($0) = EXCLUDED.\($0)" }.joined(separator: ", ")
-        insert = "INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES (\(placeholders)) "
-            + "ON CONFLICT (\"id\") DO UPDATE SET \(updates)"
+        let logEntry = "INSERT INTO \(log) (\"entity\", \"id\", \"revision\") "
+        let logConflict = " ON CONFLICT (\"entity\", \"id\") DO UPDATE SET \"revision\" = EXCLUDED.\"revision\""
+        let revisionColumn = columns.count - 2  // "__fm_revision", as a bind parameter number
+        insertAndLog = "WITH written AS (INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES (\(placeholders)) "
+            + "ON CONFLICT (\"id\") DO UPDATE SET \(updates) RETURNING \"id\") "
+            + logEntry + "SELECT $\(columns.count + 1), \"id\", $\(revisionColumn) FROM written" + logConflict
         select = "SELECT \(columns.joined(separator: ", ")) FROM \(table) WHERE \"id\" = $1"
-        delete = "DELETE FROM \(table) WHERE \"id\" = $1"
+        deleteAndLog = "WITH gone AS (DELETE FROM \(table) WHERE \"id\" = $2), "
+            + "tombstone AS (INSERT INTO \(deleted) (\"entity\", \"id\", \"revision\", \"stamp\") VALUES ($1, $2, $3, $4) "
+            + "ON CONFLICT (\"entity\", \"id\") DO UPDATE SET \"revision\" = EXCLUDED.\"revision\", \"stamp\" = EXCLUDED.\"stamp\") "
+            + logEntry + "VALUES ($1, $2, $3)" + logConflict
         exists = "SELECT 1 FROM \(table) WHERE \"id\" = $1"
 
         var definitions = ["\"id\" BIGINT PRIMARY KEY"]
