@@ -29,7 +29,7 @@ public struct SyncEndpoint: Sendable {
     /// tenant its identity names (`SyncIdentity/tenant`, set by authentication middleware);
     /// one that names none is answered 403. Every tenant's server uses `schema`; each also
     /// answers the older schema versions its own file was migrated from
-    /// (``RevisionServer/olderSchemas``).
+    /// (`RevisionServer.olderSchemas`).
     public init(
         tenants: TenantDirectory, schema: Schema, configuration: SyncHTTPServer.Configuration = SyncHTTPServer.Configuration()
     ) {
