@@ -143,17 +143,19 @@ extension RevisionServer {
     /// comes whole). `hasMore` says whether the log holds anything after the page's end (a
     /// replay reads up to an older `latest`, and its page needs the parents of later changes too).
     func catchUp(after revision: Int64, through latest: Int64, limit: Int) async throws -> Page {
-        guard let first = try await storage.logRevision(after: revision, offset: 0), first <= latest else {
+        let bounds = try await storage.logBounds(after: revision, limit: limit, latest: latest)
+        guard let first = bounds.first, first <= latest else {
             return Page(changeSet: nil, end: revision, hasMore: false)
         }
         var end = latest
-        if let cut = try await storage.logRevision(after: revision, offset: limit), cut <= latest {
+        var hasMore = bounds.afterLatest != nil
+        if let cut = bounds.cut, cut <= latest {
             // Row limit + 1 exists: end before its revision, or take that revision whole
             // when it is the only one in the page.
-            let last = try await storage.logRevision(after: revision, offset: limit - 1) ?? cut
+            let last = bounds.last ?? cut
             end = last < cut ? last : (first < cut ? cut - 1 : cut)
+            hasMore = end < cut ? true : try await storage.logRevision(after: end, offset: 0) != nil
         }
-        let hasMore = try await storage.logRevision(after: end, offset: 0) != nil
         var changed: [EntityChanges] = []
         for entity in entities {
             var changes = EntityChanges(entity: entity.name)

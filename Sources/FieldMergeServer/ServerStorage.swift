@@ -66,6 +66,9 @@ public protocol ServerStorage: AnyObject {
     /// The revision of the log's entry number `offset` (from 0) after `revision`, in
     /// revision order; nil past the end.
     func logRevision(after revision: Int64, offset: Int) async throws -> Int64?
+    /// What a catch-up page after `revision` of at most `limit` log entries needs to know of
+    /// the log, at once (``LogBounds``); by default four ``logRevision(after:offset:)`` calls.
+    func logBounds(after revision: Int64, limit: Int, latest: Int64) async throws -> LogBounds
     /// The revision at which the log holds a record, or nil.
     func loggedRevision(_ entity: ServerEntity, id: Int64) async throws -> Int64?
     /// The records of `entity` changed after `after` up to `through`, in log order: alive
@@ -185,7 +188,27 @@ public struct ServerRow: Sendable {
     }
 }
 
+/// The log around a catch-up page after some revision (``ServerStorage/logBounds(after:limit:latest:)``):
+/// the revisions of its entries number 0, `limit - 1` and `limit` after it, and the first
+/// revision after `latest`; each nil where the log has no such entry.
+public struct LogBounds: Sendable, Equatable {
+    public var first: Int64?
+    public var last: Int64?
+    public var cut: Int64?
+    public var afterLatest: Int64?
+
+    public init(first: Int64?, last: Int64?, cut: Int64?, afterLatest: Int64?) {
+        (self.first, self.last, self.cut, self.afterLatest) = (first, last, cut, afterLatest)
+    }
+}
+
 extension ServerStorage {
+    public func logBounds(after revision: Int64, limit: Int, latest: Int64) async throws -> LogBounds {
+        LogBounds(
+            first: try await logRevision(after: revision, offset: 0), last: try await logRevision(after: revision, offset: limit - 1),
+            cut: try await logRevision(after: revision, offset: limit), afterLatest: try await logRevision(after: latest, offset: 0))
+    }
+
     public var olderSchemas: [OlderSchema] { [] }
     public var migrations: [SchemaChange] { [] }
 }

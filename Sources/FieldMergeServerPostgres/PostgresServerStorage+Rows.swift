@@ -49,6 +49,7 @@ extension PostgresServerStorage {
     }
 
     public func forgetDeletion(_ entity: ServerEntity, id: Int64) async throws {
+        windowEntities = nil
         try await run("DELETE FROM \(named("__fm_deleted")) WHERE \"entity\" = $1 AND \"id\" = $2", Self.binds(entity.name, id))
     }
 
@@ -62,6 +63,22 @@ extension PostgresServerStorage {
             Self.binds(revision, Int64(offset)), as: Int64.self)
     }
 
+    /// One round trip instead of four.
+    public func logBounds(after revision: Int64, limit: Int, latest: Int64) async throws -> LogBounds {
+        let log = named("__fm_log")
+        let entry = { (after: String, offset: String) in
+            "(SELECT \"revision\" FROM \(log) WHERE \"revision\" > \(after) ORDER BY \"revision\" LIMIT 1 OFFSET \(offset))"
+        }
+        let row = try await run(
+            "SELECT \(entry("$1", "0")), \(entry("$1", "$2")), \(entry("$1", "$3")), \(entry("$4", "0"))",
+            Self.binds(revision, Int64(limit - 1), Int64(limit), latest)
+        ).first
+        guard let (first, last, cut, afterLatest) = try row?.decode((Int64?, Int64?, Int64?, Int64?).self) else {
+            throw ServerError(.corrupt, "the log's bounds could not be read")
+        }
+        return LogBounds(first: first, last: last, cut: cut, afterLatest: afterLatest)
+    }
+
     public func loggedRevision(_ entity: ServerEntity, id: Int64) async throws -> Int64? {
         try await scalar(
             "SELECT \"revision\" FROM \(named("__fm_log")) WHERE \"entity\" = $1 AND \"id\" = $2",
@@ -69,12 +86,13 @@ extension PostgresServerStorage {
     }
 
     public func changes(_ entity: ServerEntity, after: Int64, through: Int64) async throws -> (alive: [ServerRow], deleted: [Deletion]) {
-        guard try await entitiesLogged(after: after, through: through).contains(entity.name) else { return ([], []) }
+        guard let anyDeleted = try await entitiesLogged(after: after, through: through)[entity.name] else { return ([], []) }
         let table = table(entity)
         let window = Self.binds(entity.name, after, through)
         let alive = try await run(table.changedAlive, window).map { row throws(ServerError) in
             try Self.decodeRow(row, table, fieldRevisions: false)
         }
+        guard anyDeleted else { return (alive, []) }
         let deleted = try await run(table.changedDeleted, window).map { row in
             let (id, revision, stamp) = try row.decode((Int64, Int64, ByteBuffer).self)
             return Deletion(id: id, revision: revision, tombstone: try Self.tombstone(stamp, entity: entity.name, id: id))
@@ -82,15 +100,19 @@ extension PostgresServerStorage {
         return (alive, deleted)
     }
 
-    /// The entities with log entries in `after...through`, asked once per window and
-    /// transaction (``windowEntities``).
-    private func entitiesLogged(after: Int64, through: Int64) async throws -> Set<String> {
+    /// The entities with log entries in `after...through`, each with whether any of them is
+    /// a deletion, asked once per window and transaction (``windowEntities``).
+    private func entitiesLogged(after: Int64, through: Int64) async throws -> [String: Bool] {
         if let known = windowEntities, known.after == after, known.through == through { return known.names }
         let rows = try await run(
-            "SELECT DISTINCT \"entity\" FROM \(named("__fm_log")) WHERE \"revision\" > $1 AND \"revision\" <= $2",
+            "SELECT l.\"entity\", bool_or(d.\"id\" IS NOT NULL) FROM \(named("__fm_log")) l LEFT JOIN \(named("__fm_deleted")) d "
+                + "ON d.\"entity\" = l.\"entity\" AND d.\"id\" = l.\"id\" WHERE l.\"revision\" > $1 AND l.\"revision\" <= $2 GROUP BY l.\"entity\"",
             Self.binds(after, through))
-        var names: Set<String> = []
-        for row in rows { if let cell = row.first { names.insert(try Self.decode(cell, as: String.self)) } }
+        var names: [String: Bool] = [:]
+        for row in rows {
+            let (name, deleted) = try row.decode((String, Bool).self)
+            names[name] = deleted
+        }
         windowEntities = (after, through, names)
         return names
     }

@@ -40,7 +40,7 @@ public final class PostgresServerStorage: ServerStorage {
     /// The entities with log entries in a window of revisions, found once per transaction so
     /// that a catch-up asks only those entities for their changes (one round trip instead of
     /// two per entity of the schema). Any write to the log forgets it.
-    var windowEntities: (after: Int64, through: Int64, names: Set<String>)?
+    var windowEntities: (after: Int64, through: Int64, names: [String: Bool])?
     /// The state the write transaction in progress read when it took the lock, kept up to
     /// date by ``saveState(_:)``.
     private var lockedState: ServerState?

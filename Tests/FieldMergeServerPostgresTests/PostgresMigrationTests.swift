@@ -103,6 +103,39 @@ struct PostgresMigrationTests {
         }
     }
 
+    /// In merge mode a record keeps per-field revisions; the added fields get the record's
+    /// own, and merges after the migration read them.
+    @Test func addedFields_inMergeMode_keepTheFieldRevisions() async throws {
+        try await PostgresTestDatabase.with { database in
+            let v1 = try Schema(Self.v1Entities)
+            let seed = try await database.server(v1, mode: .merge)
+            let client = SyncClient(store: try Store(.memory, schema: v1, replica: ReplicaID(1)), transport: InProcessTransport(server: seed))
+            try await client.write { store in
+                let list = try store.insert("lists", values: [.text("Home")])
+                _ = try store.insert("tasks", values: [.text("Milk"), .integer(list)])
+            }
+            _ = try await client.sync()
+            try await client.write { store in _ = try store.update("tasks", id: 1, ["title": "Oat milk"]) }
+            _ = try await client.sync()
+            let length = "SELECT length(\"__fm_fields\") FROM \"\(database.url.schema)\".\"tasks\" WHERE \"id\" = 1"
+            #expect(try await database.count(length) == 2)  // title changed at revision 2, listID at 1
+
+            let server = try await database.server(try Self.v2(), mode: .merge)
+            #expect(try await database.count(length) == 4)
+            // An update of an added field reads and writes the field revisions.
+            let v2 = try Self.v2()
+            let update = WireRecord(id: 1, present: FieldMask([2]), values: [.null, .null, .integer(3), .null], revision: 2)
+            let answer = try await server.handle(SyncRequest(
+                maxRevision: 2, changeSets: [ChangeSet(entities: [EntityChanges(entity: "tasks", update: [1], records: [update])])],
+                schemaVersion: 2, schemaFingerprint: v2.fingerprint))
+            #expect(answer.changeSets.last?.conflict != true)
+            #expect(try await database.count(length) == 4)
+            let fresh = SyncClient(store: try Store(.memory, schema: v2, replica: ReplicaID(2)), transport: InProcessTransport(server: server))
+            _ = try await fresh.sync()
+            #expect(try await fresh.read { try $0.record("tasks", id: 1)?.values } == [.text("Oat milk"), .integer(1), .integer(3), .null])
+        }
+    }
+
     static let words: @Sendable (Value) -> Value = { value in
         guard case .text(let text) = value else { return .null }
         return .textSet(TextSet(text.split(separator: " ").map(String.init)))
