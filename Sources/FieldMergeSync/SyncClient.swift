@@ -36,6 +36,8 @@ public actor SyncClient {
     /// Ask for the next catch-up page while applying the current one (a read-only request
     /// that overlaps the server's and the codec's work with the store's). On by default.
     public var prefetchesPages = true
+    /// Hears how long each phase of a round takes (``SyncPhase``); nil, the default, times nothing.
+    public let probe: (any SyncProbe)?
     /// Called at each stage of applying a response; throwing aborts the round there (a
     /// simulated crash). For fault injection in tests and `fieldmerge simulate`.
     var applyHook: (@Sendable (ApplyStage) throws -> Void)?
@@ -53,7 +55,10 @@ public actor SyncClient {
     ///
     /// A file store also gets a read-only connection for ``read(_:)``; when it cannot be
     /// opened, reads run on the store's own connection, between rounds.
-    public init(store: sending Store, transport: any SyncTransport, gzip: Bool = true, batchSize: Int = 10_000) {
+    /// - Parameter probe: Hears how long each phase of a round takes (``SyncPhase``); nil times nothing.
+    public init(
+        store: sending Store, transport: any SyncTransport, gzip: Bool = true, batchSize: Int = 10_000, probe: (any SyncProbe)? = nil
+    ) {
         executor = DatabaseExecutor(label: "FieldMerge.SyncClient")
         if case .file(let path) = store.database.location {
             reader = try? StoreReader(path: path, schema: store.schema)
@@ -64,6 +69,7 @@ public actor SyncClient {
         self.transport = transport
         self.gzip = gzip
         self.batchSize = batchSize
+        self.probe = probe
         codec = WireCodec(schema: store.schema)
         clientID = String(store.replica.rawValue, radix: 16)
     }
