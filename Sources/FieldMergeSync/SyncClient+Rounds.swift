@@ -105,6 +105,7 @@ extension SyncClient {
                 return applied
             }
         }
+        committed()
         try applyHook?(.committed)
         refused.formUnion(applied.refused)
         summary.received += applied.received

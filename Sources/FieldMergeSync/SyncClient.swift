@@ -15,6 +15,10 @@ import FieldMergeSQLite
 /// ends and so sends everything made before the call; every further call joins that
 /// follow-up.
 ///
+/// **Its own checkpoints.** A file store's write-ahead log is moved into the file after
+/// each commit on a connection and thread of the client's own (``Checkpointer``), so that a
+/// sync's commit never waits for it.
+///
 /// **Its own thread.** The client runs on a `DatabaseExecutor` of its own, so applying a
 /// response (SQLite work) never occupies Swift concurrency's shared threads.
 /// ``write(_:)`` runs local edits there, between rounds; ``read(_:)`` runs reads on a
@@ -29,6 +33,8 @@ public actor SyncClient {
     var schemaVersion: Int { codec.schema.version }
     var schemaFingerprint: String { codec.schemaFingerprint }
     private let reader: StoreReader?
+    /// Checkpoints a file store's log after each commit, off the client's thread.
+    private let checkpointer: Checkpointer?
     /// Gzip request bodies (and accept gzip'd responses).
     public var gzip: Bool
     /// At most this many records per request; catch-up pages use it as `limit` too.
@@ -62,8 +68,11 @@ public actor SyncClient {
         executor = DatabaseExecutor(label: "FieldMerge.SyncClient")
         if case .file(let path) = store.database.location {
             reader = try? StoreReader(path: path, schema: store.schema)
+            checkpointer = try? Checkpointer(path: path)
+            if checkpointer != nil { try? Checkpointer.leaveCheckpoints(of: store.database) }
         } else {
             reader = nil
+            checkpointer = nil
         }
         self.store = store
         self.transport = transport
@@ -80,10 +89,16 @@ public actor SyncClient {
 
     /// Runs `body` with the store (local edits, reads that must see them at once) on the
     /// client's executor, between sync rounds: never inside one.
-    public func write<T: Sendable>(_ body: (Store) throws -> T) rethrows -> T { try body(store) }
+    public func write<T: Sendable>(_ body: (Store) throws -> T) rethrows -> T {
+        defer { committed() }
+        return try body(store)
+    }
 
     /// The same as ``write(_:)``.
-    public func withStore<T: Sendable>(_ body: (Store) throws -> T) rethrows -> T { try body(store) }
+    public func withStore<T: Sendable>(_ body: (Store) throws -> T) rethrows -> T { try write(body) }
+
+    /// After a commit: the log goes into the file in the background.
+    func committed() { checkpointer?.request() }
 
     /// Runs `body` with a read-only view of the store, in one read transaction (every query
     /// in it sees the same committed state), without waiting for a sync in flight.
