@@ -91,9 +91,11 @@ extension RevisionServer {
         let page = try await probe.measure(.catchUp) { try await catchUp(after: request.maxRevision, through: revision, limit: limit) }
         var answers: [ChangeSet] = []
         var idMap: [String: [Int64: Int64]] = [:]
-        try await probe.measure(.serverApply) {
-            for changeSet in request.changeSets {
-                answers.append(try await apply(changeSet, identity: identity, revision: &revision, idMap: &idMap))
+        if !request.changeSets.isEmpty {
+            try await probe.measure(.serverApply) {
+                for changeSet in request.changeSets {
+                    answers.append(try await apply(changeSet, identity: identity, revision: &revision, idMap: &idMap))
+                }
             }
         }
         let response = SyncResponse(
