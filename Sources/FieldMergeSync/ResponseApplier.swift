@@ -203,8 +203,9 @@ struct ResponseApplier {
             local = records[known].record
             ancestor = records[known].ancestor
         } else {
-            local = try store.record(entity.name, id: localID).map { rewritten($0.renumbered(remote.id), entity) }
-            ancestor = try store.ancestor(entity.name, id: localID)?.record.renumbered(remote.id)
+            let stored = try store.recordAndAncestor(entity.name, id: localID)
+            local = stored.record.map { rewritten($0.renumbered(remote.id), entity) }
+            ancestor = stored.ancestor?.renumbered(remote.id)
         }
         let acknowledged: AcknowledgedRecord
         if let sentChange, let current = local {
