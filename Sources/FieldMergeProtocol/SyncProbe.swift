@@ -19,6 +19,8 @@ public enum SyncPhase: String, Sendable, CaseIterable {
     case log
     /// The server saves its state and stores the reply for a retry.
     case replyStorage
+    /// The server commits the request's transaction (SQLite: also its checkpoints).
+    case serverCommit
     /// The server encodes the response as JSON.
     case responseEncode
     /// The server gzips the response.

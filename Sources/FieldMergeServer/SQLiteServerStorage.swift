@@ -106,7 +106,7 @@ public final class SQLiteServerStorage: ServerStorage {
         let result: T
         do {
             result = try await body()
-            try database.execute("COMMIT")
+            try probe.measure(.serverCommit) { () throws(SQLiteError) in try database.execute("COMMIT") }
         } catch {
             if database.isInTransaction { try? database.execute("ROLLBACK") }
             throw error

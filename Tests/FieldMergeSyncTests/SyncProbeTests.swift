@@ -35,7 +35,9 @@ import Testing
         #expect(upload.sent == 3)
         let uploadPhases = probe.take()
         let client: [SyncPhase] = [.clientRead, .encode, .gzip, .clientDecode, .merge, .clientApply]
-        let serverWrites: [SyncPhase] = [.serverDecode, .catchUp, .serverApply, .replyStorage, .responseEncode, .responseGzip]
+        let serverWrites: [SyncPhase] = [
+            .serverDecode, .catchUp, .serverApply, .replyStorage, .serverCommit, .responseEncode, .responseGzip,
+        ]
         for phase in client + serverWrites { #expect(uploadPhases[phase, default: 0] >= 1, "\(phase)") }
         #expect(uploadPhases[.log] == 3, "one log write per record created")
 
