@@ -100,6 +100,10 @@ public actor SyncClient {
     /// After a commit: the log goes into the file in the background.
     func committed() { checkpointer?.request() }
 
+    /// Checkpoints a file store's log now and returns when done (benches: so that one
+    /// client's background checkpoint does not run in another client's timed sync).
+    package func checkpoint() async { await checkpointer?.checkpoint() }
+
     /// Runs `body` with a read-only view of the store, in one read transaction (every query
     /// in it sees the same committed state), without waiting for a sync in flight.
     ///
