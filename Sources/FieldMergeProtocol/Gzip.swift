@@ -35,6 +35,7 @@ public enum Gzip {
     /// - Complexity: O(*n*).
     public static func compress(_ bytes: [UInt8], level: Int32 = defaultLevel) -> [UInt8] {
         precondition((0...9).contains(level), "gzip level must be within 0...9, got \(level)")
+        if bytes.count >= parallelThreshold && cores > 1 && level > 0 { return compressInPieces(bytes, level: level) }
         var stream = z_stream()
         let status = czlib_deflate_init2(&stream, level, 15 + 16, 8)
         precondition(status == Z_OK, "deflateInit2 failed (\(status))")

@@ -239,6 +239,15 @@ public final class Database {
 
     // MARK: State
 
+    /// Copies what the write-ahead log holds into the database file, as far as no reader
+    /// still needs it, without waiting for readers or writers (a `PASSIVE` checkpoint). A
+    /// checkpoint already running elsewhere is no error: there is nothing to do then.
+    public func checkpoint() throws(SQLiteError) {
+        let db = try connection(nil)
+        let code = sqlite3_wal_checkpoint_v2(db, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+        guard code == SQLITE_OK || code == SQLITE_BUSY else { throw SQLiteError.from(db, code: code, sql: nil) }
+    }
+
     /// The number of rows the last `INSERT`, `UPDATE` or `DELETE` changed (`sqlite3_changes64`).
     public var changes: Int { handle.map { Int(sqlite3_changes64($0)) } ?? 0 }
 

@@ -10,7 +10,16 @@ extension Store {
     /// - Throws: ``StoreError/Code/invalidRecord`` when a row written with plain SQL does not
     ///   fit its entity (a value of the wrong type): nothing is taken in until it is fixed.
     public func captureExternalWrites() throws(StoreError) {
+        // Nothing captured (the usual case): no write transaction to open and commit.
+        guard try sqlite({ () throws(SQLiteError) in try hasCapturedWrites() }) else { return }
         try write {}
+    }
+
+    /// Whether a write made with plain SQL waits to be taken in.
+    private func hasCapturedWrites() throws(SQLiteError) -> Bool {
+        let statement = try database.statement("SELECT 1 FROM \"\(StoreCapture.capturedTable)\" LIMIT 1")
+        defer { statement.reset() }
+        return try statement.step()
     }
 
     /// Runs `body`, a bulk write of the store's own, with the capture triggers dropped, and
@@ -39,10 +48,7 @@ extension Store {
     /// Takes in the captured writes; returns how many records it took in.
     @discardableResult
     func absorbCapturedWrites() throws -> Int {
-        let pending = try database.statement("SELECT 1 FROM \"\(StoreCapture.capturedTable)\" LIMIT 1")
-        let any = try pending.step()
-        pending.reset()
-        guard any else { return 0 }
+        guard try hasCapturedWrites() else { return 0 }
         // Inserts made elsewhere took temporary ids from the stored counter.
         if case .integer(let next)? = try database.scalar("SELECT \"value\" FROM \"__fm_state\" WHERE \"key\" = 'nextTemporaryID'") {
             nextTemporaryID = min(nextTemporaryID, next)

@@ -57,6 +57,15 @@ extension Store {
         return (ancestor, revision)
     }
 
+    /// ``record(_:id:)`` and the record of ``ancestor(_:id:)`` from one read of the row (or
+    /// of the tombstone): what a merge needs of a record.
+    package func recordAndAncestor(_ entity: String, id: Int64) throws(StoreError) -> (record: Record?, ancestor: Record?) {
+        let table = try table(entity)
+        if let row = try readRow(table, id: id) { return (row.record, row.ancestor) }
+        guard let tombstone = try readTombstone(table.entity, id: id) else { return (nil, nil) }
+        return (tombstone.record, tombstone.revision == nil ? nil : tombstone.ancestor)
+    }
+
     /// The fields of a living record that differ from its ancestor.
     public func pendingFields(_ entity: String, id: Int64) throws(StoreError) -> FieldMask? {
         try readRow(try table(entity), id: id)?.pending

@@ -12,28 +12,34 @@ public final class InProcessTransport: SyncTransport {
     private let codec: WireCodec
     /// The identity every request is sent under (what a token would say over HTTP).
     public let identity: SyncIdentity?
+    /// Hears the time of decoding requests and encoding answers (``SyncPhase``); the server's
+    /// own phases go to its ``RevisionServer/Options/probe``.
+    public let probe: (any SyncProbe)?
     private let answered = Mutex(0)
     /// Requests received so far.
     public var requests: Int { answered.withLock { $0 } }
 
-    public init(server: RevisionServer, identity: SyncIdentity? = nil) {
+    public init(server: RevisionServer, identity: SyncIdentity? = nil, probe: (any SyncProbe)? = nil) {
         self.server = server
         self.identity = identity
+        self.probe = probe
         codec = server.wireCodec()
     }
 
     public func send(_ body: [UInt8], gzip: Bool) async throws -> [UInt8] {
         answered.withLock { $0 += 1 }
         let request: SyncRequest
-        do { request = try decode(body, gzip: gzip) } catch { throw Self.rejection(error) }
+        do { request = try probe.measure(.serverDecode) { () throws(WireError) in try decode(body, gzip: gzip) } } catch {
+            throw Self.rejection(error)
+        }
         let response: SyncResponse
         do {
             response = try await server.handle(request, identity: identity)
         } catch {
             throw error.clientError
         }
-        let encoded = codec.codec(answering: request).encode(response)
-        return gzip ? Gzip.compress(encoded) : encoded
+        let encoded = probe.measure(.responseEncode) { codec.codec(answering: request).encode(response) }
+        return gzip ? probe.measure(.responseGzip) { Gzip.compress(encoded) } : encoded
     }
 
     private func decode(_ body: [UInt8], gzip: Bool) throws(WireError) -> SyncRequest {

@@ -87,24 +87,31 @@ extension RevisionServer {
         clock = HybridClock(replica: replica, last: state.clock, maxDrift: options.maxDrift, wall: wall)
         var revision = state.maxRevision
         let limit = max(1, request.limit ?? options.defaultPageLimit)
-        let page = try await catchUp(after: request.maxRevision, through: revision, limit: limit)
+        let probe = options.probe
+        let page = try await probe.measure(.catchUp) { try await catchUp(after: request.maxRevision, through: revision, limit: limit) }
         var answers: [ChangeSet] = []
         var idMap: [String: [Int64: Int64]] = [:]
-        for changeSet in request.changeSets {
-            answers.append(try await apply(changeSet, identity: identity, revision: &revision, idMap: &idMap))
+        if !request.changeSets.isEmpty {
+            try await probe.measure(.serverApply) {
+                for changeSet in request.changeSets {
+                    answers.append(try await apply(changeSet, identity: identity, revision: &revision, idMap: &idMap))
+                }
+            }
         }
         let response = SyncResponse(
             maxRevision: page.hasMore ? page.end : revision, changeSets: (page.changeSet.map { [$0] } ?? []) + answers,
             hasMore: page.hasMore)
         if !request.changeSets.isEmpty {
-            try await storage.saveState(ServerState(maxRevision: revision, clock: clock.last))
-            if let replyKey, let id = request.requestID {
-                // Only the answers are kept (bounded by what the client sent); a replay
-                // reads the catch-up part again, up to where this one ended.
-                let reply = StoredReply(
-                    pageEnd: page.hasMore ? page.end : state.maxRevision,
-                    answers: SyncResponse(maxRevision: response.maxRevision, changeSets: answers, hasMore: page.hasMore))
-                try await storage.storeReply(client: replyKey, request: id, response: reply.encoded(replyCodec))
+            try await probe.measure(.replyStorage) {
+                try await storage.saveState(ServerState(maxRevision: revision, clock: clock.last))
+                if let replyKey, let id = request.requestID {
+                    // Only the answers are kept (bounded by what the client sent); a replay
+                    // reads the catch-up part again, up to where this one ended.
+                    let reply = StoredReply(
+                        pageEnd: page.hasMore ? page.end : state.maxRevision,
+                        answers: SyncResponse(maxRevision: response.maxRevision, changeSets: answers, hasMore: page.hasMore))
+                    try await storage.storeReply(client: replyKey, request: id, response: reply.encoded(replyCodec))
+                }
             }
         }
         maxRevision = revision

@@ -52,6 +52,9 @@ public actor RevisionServer {
         public var authorize: Authorization?
         /// Decides which entities each identity receives; nil sends every entity to everyone.
         public var readable: ReadFilter?
+        /// Hears how long the server's phases take (``SyncPhase``: catch-up, apply, log,
+        /// reply storage; the log only on SQLite); nil, the default, times nothing.
+        public var probe: (any SyncProbe)?
         public init() {}
     }
 
@@ -110,6 +113,7 @@ public actor RevisionServer {
         database: Database.Options = Database.Options()
     ) throws(ServerError) {
         let storage = try SQLiteServerStorage(location, options: database)
+        storage.probe = options.probe
         try storage.prepare(schema: schema)
         self.init(
             prepared: storage, state: try storage.currentState(), schema: schema, options: options, replica: replica, wall: wall,

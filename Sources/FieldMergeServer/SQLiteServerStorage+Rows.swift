@@ -1,4 +1,5 @@
 import FieldMerge
+import FieldMergeProtocol
 import FieldMergeSQLite
 
 /// One entity's table on the server, and its statements.
@@ -187,8 +188,10 @@ extension SQLiteServerStorage {
     }
 
     private func log(_ entity: String, id: Int64, revision: Int64) throws(SQLiteError) {
-        try database.run(
-            "INSERT OR REPLACE INTO \"__fm_log\" (\"entity\", \"id\", \"revision\") VALUES (?, ?, ?)",
-            [.text(entity), .integer(id), .integer(revision)])
+        try probe.measure(.log) { () throws(SQLiteError) in
+            try database.run(
+                "INSERT OR REPLACE INTO \"__fm_log\" (\"entity\", \"id\", \"revision\") VALUES (?, ?, ?)",
+                [.text(entity), .integer(id), .integer(revision)])
+        }
     }
 }

@@ -1,4 +1,5 @@
 import FieldMerge
+import FieldMergeProtocol
 import FieldMergeSQLite
 
 /// ``ServerStorage`` on SQLite: the embedded default for `fieldmerge serve`, tests and
@@ -18,6 +19,8 @@ public final class SQLiteServerStorage: ServerStorage {
     public private(set) var migrations: [SchemaChange] = []
     /// The older schema versions this file was migrated from, whose clients it still answers.
     public internal(set) var olderSchemas: [OlderSchema] = []
+    /// Hears the time of each log write (``SyncPhase/log``); nil times nothing.
+    public var probe: (any SyncProbe)?
 
     /// Opens (or creates) the database at `location`.
     ///
@@ -103,7 +106,7 @@ public final class SQLiteServerStorage: ServerStorage {
         let result: T
         do {
             result = try await body()
-            try database.execute("COMMIT")
+            try probe.measure(.serverCommit) { () throws(SQLiteError) in try database.execute("COMMIT") }
         } catch {
             if database.isInTransaction { try? database.execute("ROLLBACK") }
             throw error

@@ -32,6 +32,8 @@ struct ResponseApplier {
     var refusedBefore: Set<String> = []
     /// The fault-injection hook of ``SyncClient/setApplyHook(_:)``.
     var hook: (@Sendable (ApplyStage) throws -> Void)?
+    /// Hears the time of the merge (``SyncPhase/merge``).
+    var probe: (any SyncProbe)?
 
     /// The latest known state of each record touched so far, so that a record appearing twice
     /// (catch-up, then the answer to what was sent) is merged against the first result.
@@ -62,6 +64,25 @@ struct ResponseApplier {
     /// Applies `response`; change sets from position `answersFrom` on answer what was sent.
     mutating func apply(_ response: SyncResponse, answersFrom: Int) throws -> Outcome {
         try hook?(.received)
+        try probe.measure(.merge) { try merge(response, answersFrom: answersFrom) }
+        try hook?(.merged)
+        let hook = self.hook
+        var changes = ServerChanges(remaps: remaps, records: records, maxRevision: response.maxRevision)
+        changes.conflicts = outcome.conflicts
+        changes.refused = outcome.parked.map { ($0.entity, $0.id, $0.code, $0.message) }
+        for changeSet in response.changeSets.prefix(answersFrom) {
+            for entity in changeSet.entities where !entity.create.isEmpty {
+                changes.created[entity.entity, default: []].formUnion(entity.create)
+            }
+        }
+        try store.apply(changes) {
+            try hook?(.written)
+        }
+        return outcome
+    }
+
+    /// Merges every record of `response` with the replica's, into ``records``.
+    private mutating func merge(_ response: SyncResponse, answersFrom: Int) throws {
         var newest = Stamp.none
         for changeSet in response.changeSets {
             for entity in changeSet.entities {
@@ -120,20 +141,6 @@ struct ResponseApplier {
                 }
             }
         }
-        try hook?(.merged)
-        let hook = self.hook
-        var changes = ServerChanges(remaps: remaps, records: records, maxRevision: response.maxRevision)
-        changes.conflicts = outcome.conflicts
-        changes.refused = outcome.parked.map { ($0.entity, $0.id, $0.code, $0.message) }
-        for changeSet in response.changeSets.prefix(answersFrom) {
-            for entity in changeSet.entities where !entity.create.isEmpty {
-                changes.created[entity.entity, default: []].formUnion(entity.create)
-            }
-        }
-        try store.apply(changes) {
-            try hook?(.written)
-        }
-        return outcome
     }
 
     /// Whether a conflict answer names a record that explains it: one not sent, sent on
@@ -196,8 +203,9 @@ struct ResponseApplier {
             local = records[known].record
             ancestor = records[known].ancestor
         } else {
-            local = try store.record(entity.name, id: localID).map { rewritten($0.renumbered(remote.id), entity) }
-            ancestor = try store.ancestor(entity.name, id: localID)?.record.renumbered(remote.id)
+            let stored = try store.recordAndAncestor(entity.name, id: localID)
+            local = stored.record.map { rewritten($0.renumbered(remote.id), entity) }
+            ancestor = stored.ancestor?.renumbered(remote.id)
         }
         let acknowledged: AcknowledgedRecord
         if let sentChange, let current = local {

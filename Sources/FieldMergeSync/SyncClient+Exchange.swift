@@ -21,20 +21,23 @@ extension SyncClient {
         var task: Task<Exchange, any Error>
     }
 
-    /// Gzips the encoded request if asked, sends it, and decodes the answer (gzip'd or not).
+    /// Encodes the request, gzips it if asked, sends it, and decodes the answer (gzip'd or not).
     nonisolated static func exchange(
-        _ json: [UInt8], codec: WireCodec, transport: any SyncTransport, gzip: Bool
+        _ request: SyncRequest, codec: WireCodec, transport: any SyncTransport, gzip: Bool, probe: (any SyncProbe)?
     ) async throws -> Exchange {
-        try await exchange(wire: gzip ? Gzip.compress(json, level: Gzip.defaultLevel) : json, codec: codec, transport: transport, gzip: gzip)
+        let json = probe.measure(.encode) { codec.encode(request) }
+        let wire = gzip ? probe.measure(.gzip) { Gzip.compress(json, level: Gzip.defaultLevel) } : json
+        return try await exchange(wire: wire, codec: codec, transport: transport, gzip: gzip, probe: probe)
     }
 
     /// Sends bytes as they go on the wire (gzip'd when `gzip`) and decodes the answer.
     nonisolated static func exchange(
-        wire body: [UInt8], codec: WireCodec, transport: any SyncTransport, gzip: Bool
+        wire body: [UInt8], codec: WireCodec, transport: any SyncTransport, gzip: Bool, probe: (any SyncProbe)?
     ) async throws -> Exchange {
         let answer = try await transport.send(body, gzip: gzip)
-        let responseJSON = try Gzip.decompressIfGzip(answer, limit: WireLimits().maxDecompressedBytes)
-        let response = try codec.decodeResponse(responseJSON)
+        let response = try probe.measure(.clientDecode) { () throws(WireError) in
+            try codec.decodeResponse(try Gzip.decompressIfGzip(answer, limit: WireLimits().maxDecompressedBytes))
+        }
         return Exchange(response: response, bytesSent: body.count, bytesReceived: answer.count)
     }
 
@@ -44,9 +47,9 @@ extension SyncClient {
             maxRevision: revision, changeSets: [], clientID: clientID, requestID: nil, limit: batchSize,
             protocolVersion: WireProtocol.version,
             schemaVersion: schemaVersion, schemaFingerprint: schemaFingerprint)
-        let (codec, transport, gzip) = (self.codec, self.transport, self.gzip)
+        let (codec, transport, gzip, probe) = (self.codec, self.transport, self.gzip, self.probe)
         return Prefetch(
             maxRevision: revision,
-            task: Task.detached { try await Self.exchange(codec.encode(request), codec: codec, transport: transport, gzip: gzip) })
+            task: Task.detached { try await Self.exchange(request, codec: codec, transport: transport, gzip: gzip, probe: probe) })
     }
 }

@@ -9,7 +9,7 @@ extension SyncClient {
     /// changed nothing there, so it is forgotten: the next one is made from the store again.
     func sendInFlight(_ wire: [UInt8]) async throws -> Exchange {
         do {
-            return try await Self.exchange(wire: wire, codec: codec, transport: transport, gzip: gzip)
+            return try await Self.exchange(wire: wire, codec: codec, transport: transport, gzip: gzip, probe: probe)
         } catch let refusal as SyncRequestRejected {
             try store.clearInFlight()
             throw refusal

@@ -17,8 +17,10 @@ extension SyncClient {
             while summary.rounds < maxRounds {
                 try Task.checkCancellation()
                 // Writes made with plain SQL since the last round become pending changes.
-                try store.captureExternalWrites()
-                let pending = try store.pendingChanges(limit: batchSize)
+                let pending = try probe.measure(.clientRead) {
+                    try store.captureExternalWrites()
+                    return try store.pendingChanges(limit: batchSize)
+                }
                 let outcome = try await round(pending, summary: &summary, refused: &refused, ahead: &ahead)
                 defer { previous = outcome }
                 report(SyncProgress(round: summary.rounds, received: summary.received, sent: summary.sent, hasMore: outcome.hasMore), job: job)
@@ -52,15 +54,15 @@ extension SyncClient {
             ahead?.task.cancel()
             ahead = nil
             if pending.isEmpty {
-                exchange = try await Self.exchange(codec.encode(request), codec: codec, transport: transport, gzip: gzip)
+                exchange = try await Self.exchange(request, codec: codec, transport: transport, gzip: gzip, probe: probe)
             } else {
                 // The request id is a digest of what is sent; the bytes are kept as in flight
                 // until their answer is applied, so that a retry after a lost answer is the
                 // same request under the same id, whatever was edited since, and the server
                 // replays its answer instead of creating anything twice.
                 let json: [UInt8]
-                (json, request.requestID) = codec.encode(request, requestIDPrefix: "\(store.maxRevision)-")
-                let wire = gzip ? Gzip.compress(json, level: Gzip.defaultLevel) : json
+                (json, request.requestID) = probe.measure(.encode) { codec.encode(request, requestIDPrefix: "\(store.maxRevision)-") }
+                let wire = gzip ? probe.measure(.gzip) { Gzip.compress(json, level: Gzip.defaultLevel) } : json
                 try store.recordInFlight(InFlightRequest(body: wire, gzip: gzip, fingerprint: schemaFingerprint))
                 exchange = try await sendInFlight(wire)
             }
@@ -95,11 +97,15 @@ extension SyncClient {
         // plain SQL from another connection waits, instead of slipping in between and being
         // overwritten.
         let answersFrom = response.changeSets.count - sentChangeSets
-        let applied = try store.transaction(origin: .sync) {
-            let applied = try applier.apply(response, answersFrom: answersFrom)
-            if !pending.isEmpty { try store.clearInFlight() }
-            return applied
+        applier.probe = probe
+        let applied = try probe.measure(.clientApply) {
+            try store.transaction(origin: .sync) {
+                let applied = try applier.apply(response, answersFrom: answersFrom)
+                if !pending.isEmpty { try store.clearInFlight() }
+                return applied
+            }
         }
+        committed()
         try applyHook?(.committed)
         refused.formUnion(applied.refused)
         summary.received += applied.received

@@ -15,6 +15,10 @@ import FieldMergeSQLite
 /// ends and so sends everything made before the call; every further call joins that
 /// follow-up.
 ///
+/// **Its own checkpoints.** A file store's write-ahead log is moved into the file after
+/// each commit on a connection and thread of the client's own (``Checkpointer``), so that a
+/// sync's commit never waits for it.
+///
 /// **Its own thread.** The client runs on a `DatabaseExecutor` of its own, so applying a
 /// response (SQLite work) never occupies Swift concurrency's shared threads.
 /// ``write(_:)`` runs local edits there, between rounds; ``read(_:)`` runs reads on a
@@ -29,6 +33,8 @@ public actor SyncClient {
     var schemaVersion: Int { codec.schema.version }
     var schemaFingerprint: String { codec.schemaFingerprint }
     private let reader: StoreReader?
+    /// Checkpoints a file store's log after each commit, off the client's thread.
+    private let checkpointer: Checkpointer?
     /// Gzip request bodies (and accept gzip'd responses).
     public var gzip: Bool
     /// At most this many records per request; catch-up pages use it as `limit` too.
@@ -36,6 +42,8 @@ public actor SyncClient {
     /// Ask for the next catch-up page while applying the current one (a read-only request
     /// that overlaps the server's and the codec's work with the store's). On by default.
     public var prefetchesPages = true
+    /// Hears how long each phase of a round takes (``SyncPhase``); nil, the default, times nothing.
+    public let probe: (any SyncProbe)?
     /// Called at each stage of applying a response; throwing aborts the round there (a
     /// simulated crash). For fault injection in tests and `fieldmerge simulate`.
     var applyHook: (@Sendable (ApplyStage) throws -> Void)?
@@ -53,17 +61,24 @@ public actor SyncClient {
     ///
     /// A file store also gets a read-only connection for ``read(_:)``; when it cannot be
     /// opened, reads run on the store's own connection, between rounds.
-    public init(store: sending Store, transport: any SyncTransport, gzip: Bool = true, batchSize: Int = 10_000) {
+    /// - Parameter probe: Hears how long each phase of a round takes (``SyncPhase``); nil times nothing.
+    public init(
+        store: sending Store, transport: any SyncTransport, gzip: Bool = true, batchSize: Int = 10_000, probe: (any SyncProbe)? = nil
+    ) {
         executor = DatabaseExecutor(label: "FieldMerge.SyncClient")
         if case .file(let path) = store.database.location {
             reader = try? StoreReader(path: path, schema: store.schema)
+            checkpointer = try? Checkpointer(path: path)
+            if checkpointer != nil { try? Checkpointer.leaveCheckpoints(of: store.database) }
         } else {
             reader = nil
+            checkpointer = nil
         }
         self.store = store
         self.transport = transport
         self.gzip = gzip
         self.batchSize = batchSize
+        self.probe = probe
         codec = WireCodec(schema: store.schema)
         clientID = String(store.replica.rawValue, radix: 16)
     }
@@ -74,10 +89,20 @@ public actor SyncClient {
 
     /// Runs `body` with the store (local edits, reads that must see them at once) on the
     /// client's executor, between sync rounds: never inside one.
-    public func write<T: Sendable>(_ body: (Store) throws -> T) rethrows -> T { try body(store) }
+    public func write<T: Sendable>(_ body: (Store) throws -> T) rethrows -> T {
+        defer { committed() }
+        return try body(store)
+    }
 
     /// The same as ``write(_:)``.
-    public func withStore<T: Sendable>(_ body: (Store) throws -> T) rethrows -> T { try body(store) }
+    public func withStore<T: Sendable>(_ body: (Store) throws -> T) rethrows -> T { try write(body) }
+
+    /// After a commit: the log goes into the file in the background.
+    func committed() { checkpointer?.request() }
+
+    /// Checkpoints a file store's log now and returns when done (benches: so that one
+    /// client's background checkpoint does not run in another client's timed sync).
+    package func checkpoint() async { await checkpointer?.checkpoint() }
 
     /// Runs `body` with a read-only view of the store, in one read transaction (every query
     /// in it sees the same committed state), without waiting for a sync in flight.

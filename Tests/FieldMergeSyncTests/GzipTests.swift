@@ -34,10 +34,24 @@ import Testing
         #expect(try Gzip.decompress(compressed, limit: json.count) == json)
     }
 
-    @Test func outputIsReadBySystemGzip_andSystemGzipIsReadBack() async throws {
+    /// From 1 MiB on, a body is deflated in pieces on several cores, into one gzip member.
+    @Test(arguments: [1, 6] as [Int32])
+    func largeBody_comesBackWhole(level: Int32) throws {
+        let input = sample(2_600_000, seed: 11)
+        let compressed = Gzip.compress(input, level: level)
+        #expect(compressed.starts(with: [0x1F, 0x8B, 0x08]), "a gzip header")
+        let size = compressed.suffix(4).reversed().reduce(0) { $0 << 8 | Int($1) }
+        #expect(size == input.count, "the trailer's ISIZE")
+        #expect(compressed.count < input.count * 3 / 4)
+        #expect(try Gzip.decompress(compressed, limit: input.count) == input)
+    }
+
+    /// System gzip checks the CRC-32 and the length, also of a body deflated in pieces.
+    @Test(arguments: [50_000, 2_600_000])
+    func outputIsReadBySystemGzip_andSystemGzipIsReadBack(size: Int) async throws {
         let gzip = URL(fileURLWithPath: "/usr/bin/gzip")
         guard FileManager.default.isExecutableFile(atPath: gzip.path) else { return }
-        let input = sample(50_000)
+        let input = sample(size)
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("wire-gzip-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }

@@ -21,6 +21,10 @@ struct BenchLine {
     mutating func add(_ key: String, _ value: String) { extra.append((key, "\"\(value)\"")) }
     /// Every run's seconds, as a JSON array, beside the median the line reports.
     mutating func add(_ key: String, _ values: [Double]) { extra.append((key, "[" + values.map(format).joined(separator: ",") + "]")) }
+    /// Named figures, as a JSON object in this order.
+    mutating func add(_ key: String, _ fields: [(String, Double)]) {
+        extra.append((key, "{" + fields.map { "\"\($0.0)\":\(format(($0.1 * 1_000).rounded() / 1_000))" }.joined(separator: ",") + "}"))
+    }
 
     func render() -> String {
         var parts: [(String, String)] = [

@@ -30,7 +30,11 @@ struct SyncBench: AsyncParsableCommand {
         defer { try? FileManager.default.removeItem(atPath: folder) }
 
         // The server holds the base: one change set of N creates, not timed.
-        let server = try RevisionServer(.file(path: folder + "/server.sqlite"), schema: schema)
+        // One probe hears every phase of client, transport and server; read after each sync.
+        let probe = PhaseTotals()
+        var options = RevisionServer.Options()
+        options.probe = probe
+        let server = try RevisionServer(.file(path: folder + "/server.sqlite"), schema: schema, options: options)
         let (base, _, _) = generated.referenceBatches()
         var records: [WireRecord] = []
         records.reserveCapacity(base.count)
@@ -45,19 +49,22 @@ struct SyncBench: AsyncParsableCommand {
             return ChangeSet(entities: [EntityChanges(entity: entity.name, create: slice.map(\.id), records: slice)])
         }
         _ = try await server.handle(SyncRequest(maxRevision: 0, changeSets: changeSets))
-        let transport = InProcessTransport(server: server)
+        _ = probe.take()
+        let transport = InProcessTransport(server: server, probe: probe)
 
         // Initial sync: a fresh client downloads everything, in pages; each run a new replica.
         let runs = max(1, workload.runs)
         var initialTimes: [Double] = []
+        var initialPhases: [[SyncPhase: Double]] = []
         var initial = SyncSummary()
         var reader: SyncClient!
         var countOK = true
         for run in 0..<runs {
             let client = SyncClient(
                 store: try Store(.file(path: folder + "/reader-\(run).sqlite"), schema: schema, replica: ReplicaID(UInt64(100 + run))),
-                transport: transport, gzip: gzip, batchSize: batchSize)
+                transport: transport, gzip: gzip, batchSize: batchSize, probe: probe)
             initialTimes.append(try await seconds { initial = try await client.sync() })
+            initialPhases.append(probe.take())
             let count = try await client.read { try $0.database.scalar("SELECT count(*) FROM reminders") }
             countOK = countOK && count == .integer(Int64(workload.records))
             reader = client
@@ -69,15 +76,18 @@ struct SyncBench: AsyncParsableCommand {
         line.add("gzip", gzip)
         line.add("bytes_on_wire", initial.bytesReceived + initial.bytesSent)
         line.add("digest_ok", countOK)
+        line.add("phases_ms", PhaseTotals.medians(initialPhases, seconds: initialTimes))
         print(line.render())
 
         // Incremental: each run a writer changes `changes` records (untimed); the reader syncs them.
         let writer = SyncClient(
             store: try Store(.file(path: folder + "/writer.sqlite"), schema: schema, replica: ReplicaID(2)),
-            transport: transport, batchSize: batchSize)
+            transport: transport, gzip: gzip, batchSize: batchSize, probe: probe)
         _ = try await writer.sync()
+        _ = probe.take()
         var sample = SplitMix64(seed: workload.seed &+ 7)
-        var incrementalTimes: [Double] = []
+        var incrementalTimes: [Double] = [], uploadTimes: [Double] = []
+        var incrementalPhases: [[SyncPhase: Double]] = [], uploadPhases: [[SyncPhase: Double]] = []
         var incremental = SyncSummary(), uploaded = SyncSummary()
         var checkOK = true
         for run in 0..<runs {
@@ -85,8 +95,12 @@ struct SyncBench: AsyncParsableCommand {
             try await writer.write { store in
                 for edit in edits { _ = try store.update("reminders", id: edit.id, ["title": .text(edit.title)]) }
             }
-            uploaded = try await writer.sync()
+            uploadTimes.append(try await seconds { uploaded = try await writer.sync() })
+            uploadPhases.append(probe.take())
+            // The writer is another device: its background checkpoint is not the reader's time.
+            await writer.checkpoint()
             incrementalTimes.append(try await seconds { incremental = try await reader.sync() })
+            incrementalPhases.append(probe.take())
             let last = edits.last!
             let check = try await reader.read { try $0.record("reminders", id: last.id)?.values[0] }
             checkOK = checkOK && check == .text(last.title)
@@ -98,6 +112,10 @@ struct SyncBench: AsyncParsableCommand {
         incrementalLine.add("uploaded", uploaded.sent)
         incrementalLine.add("upload_conflicts", uploaded.conflictingChangeSets)
         incrementalLine.add("digest_ok", checkOK)
+        incrementalLine.add("phases_ms", PhaseTotals.medians(incrementalPhases, seconds: incrementalTimes))
+        incrementalLine.add("upload_seconds", median(uploadTimes))
+        incrementalLine.add("upload_seconds_all", uploadTimes)
+        incrementalLine.add("upload_phases_ms", PhaseTotals.medians(uploadPhases, seconds: uploadTimes))
         print(incrementalLine.render())
     }
 }

@@ -1,0 +1,41 @@
+/// Moves a store file's write-ahead log into the file on a connection and a thread of its
+/// own, so that a commit never waits for that.
+///
+/// SQLite's connection that commits checkpoints itself once the log passes 1,000 pages: the
+/// commit then also copies the pages and syncs the log and the file, which costs a large
+/// write (a sync response) more than its own work. With a checkpointer the store's connection
+/// checkpoints itself only past ``storeLimitPages`` (a safety net), and ``request()`` after
+/// each commit does it in the background.
+public actor Checkpointer {
+    /// The log size, in pages, at which the store's own connection still checkpoints.
+    public static let storeLimitPages = 16_384
+    private let executor: DatabaseExecutor
+    private let database: Database
+
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+
+    /// A checkpointer for the store file at `path`; ``leaveCheckpoints(of:)`` then makes the
+    /// store's own connection leave checkpoints to it.
+    public init(path: String) throws(SQLiteError) {
+        var options = Database.Options()
+        options.statementCacheLimit = 0
+        database = try Database(.file(path: path), options: options)
+        executor = DatabaseExecutor(label: "FieldMerge.Checkpointer")
+    }
+
+    /// Makes `store`, a connection to the checkpointer's file, checkpoint by itself only
+    /// past ``storeLimitPages``.
+    public static func leaveCheckpoints(of store: Database) throws(SQLiteError) {
+        try store.execute("PRAGMA wal_autocheckpoint = \(storeLimitPages)")
+    }
+
+    /// Checkpoints soon, on the checkpointer's thread; returns at once.
+    public nonisolated func request() {
+        Task { await self.checkpoint() }
+    }
+
+    /// Checkpoints now (a failure is left for the next one, or the store's safety net).
+    public func checkpoint() {
+        try? database.checkpoint()
+    }
+}
