@@ -1,3 +1,4 @@
+import FieldMergeJSON
 import Foundation
 
 /// Where `fieldmerge serve` reads the keys of bearer tokens from.
@@ -43,7 +44,7 @@ public enum TokenKeySource: Sendable, Equatable {
     }
 
     private static func contents(of path: String) throws(TokenKeyError) -> [UInt8] {
-        guard let data = FileManager.default.contents(atPath: path) else { throw TokenKeyError("cannot read the file") }
+        guard let data = fileContents(atPath: path) else { throw TokenKeyError("cannot read the file") }
         return [UInt8](data)
     }
 }

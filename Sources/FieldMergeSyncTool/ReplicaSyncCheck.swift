@@ -56,7 +56,7 @@ extension ReplicaSyncInput {
 /// A bearer token kept in a file (one line; surrounding white space ignored).
 enum TokenFile {
     static func read(_ path: String) throws(ReplicaSyncBadInput) -> String {
-        guard let data = FileManager.default.contents(atPath: path) else {
+        guard let data = fileContents(atPath: path) else {
             throw ReplicaSyncBadInput(message: "cannot read the token file \(path)")
         }
         let token = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)

@@ -22,7 +22,7 @@ struct MergeCommand: ParsableCommand {
         do {
             let data: Data
             if let file, file != "-" {
-                guard let contents = FileManager.default.contents(atPath: file) else {
+                guard let contents = fileContents(atPath: file) else {
                     throw DocumentError(path: file, message: "cannot read the file")
                 }
                 data = contents

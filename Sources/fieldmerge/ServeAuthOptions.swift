@@ -55,7 +55,7 @@ struct ServeAuthOptions: ParsableArguments {
     func loadPolicy(schema: Schema) throws -> AccessPolicy? {
         guard let policy else { return nil }
         do {
-            guard let data = FileManager.default.contents(atPath: policy) else {
+            guard let data = fileContents(atPath: policy) else {
                 throw DocumentError(path: policy, message: "cannot read the file")
             }
             return try AccessPolicy.decode(data, schema: schema)

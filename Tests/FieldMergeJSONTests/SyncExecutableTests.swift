@@ -29,7 +29,7 @@ import Testing
         let run = try runFieldmerge(
             try requireFieldmergeExecutable(),
             ["sync", "--url", "http://127.0.0.1:1/sync", "--replica", replica, "--schema", Self.schema, "--json"])
-        #expect(run.status == 3)
+        #expect(run.status == 3, "\(run.stderrText)")
         let json = try JSONValue.parse(run.stdout)
         #expect(json["exitCode"] == .integer(3) && json["outcome"] == .string("unreachable"))
         #expect(json["error"]?["code"] == .string("unreachable") && json["error"]?["retryable"] == .bool(true))

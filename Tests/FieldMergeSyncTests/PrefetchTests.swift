@@ -32,15 +32,22 @@ import Testing
     @Test func anEditMadeWhileAPageIsPrefetchedIsSentAndNothingIsLost() async throws {
         let (world, reader) = try await world(prefetch: true)
         let editing = EditingTransport(inner: world.transport)
-        let client = SyncClient(store: try Store(.memory, schema: world.schema, replica: ReplicaID(9)), transport: editing, batchSize: 10)
-        await editing.set(client)
-        _ = try await client.sync()
-        _ = try await reader.sync()
-        let lists = try await world.contents(reader).filter { $0.hasPrefix("lists:") }
-        #expect(lists.count == 26)
-        #expect(lists.contains { $0.contains("late") })
-        #expect(try await client.withStore { try $0.pendingChanges().isEmpty })
-        #expect(try await world.contents(client) == world.serverContents())
+        weak var gone: SyncClient?
+        do {
+            let client = SyncClient(store: try Store(.memory, schema: world.schema, replica: ReplicaID(9)), transport: editing, batchSize: 10)
+            gone = client
+            await editing.set(client)
+            _ = try await client.sync()
+            _ = try await reader.sync()
+            let lists = try await world.contents(reader).filter { $0.hasPrefix("lists:") }
+            #expect(lists.count == 26)
+            #expect(lists.contains { $0.contains("late") })
+            #expect(try await client.withStore { try $0.pendingChanges().isEmpty })
+            #expect(try await world.contents(client) == world.serverContents())
+        }
+        // The transport holds its client weakly: a strong reference would be a cycle
+        // (client → transport → client) that LeakSanitizer reports at exit.
+        #expect(gone == nil)
     }
 }
 
@@ -48,7 +55,9 @@ import Testing
 /// is on its way.
 actor EditingTransport: SyncTransport {
     let inner: InProcessTransport
-    var client: SyncClient?
+    /// Weak: the client holds this transport, so a strong reference back would keep both
+    /// alive forever.
+    weak var client: SyncClient?
     var calls = 0
 
     init(inner: InProcessTransport) { self.inner = inner }
