@@ -16,7 +16,7 @@ import FieldMergeSQLite
 /// follow-up.
 ///
 /// **Its own checkpoints.** A file store's write-ahead log is moved into the file after
-/// each commit on a connection and thread of the client's own (``Checkpointer``), so that a
+/// each commit on a connection and thread of the client's own (`Checkpointer`), so that a
 /// sync's commit never waits for it.
 ///
 /// **Its own thread.** The client runs on a `DatabaseExecutor` of its own, so applying a
@@ -42,7 +42,7 @@ public actor SyncClient {
     /// Ask for the next catch-up page while applying the current one (a read-only request
     /// that overlaps the server's and the codec's work with the store's). On by default.
     public var prefetchesPages = true
-    /// Hears how long each phase of a round takes (``SyncPhase``); nil, the default, times nothing.
+    /// Hears how long each phase of a round takes (`SyncPhase`); nil, the default, times nothing.
     public let probe: (any SyncProbe)?
     /// Called at each stage of applying a response; throwing aborts the round there (a
     /// simulated crash). For fault injection in tests and `fieldmerge simulate`.
@@ -61,7 +61,13 @@ public actor SyncClient {
     ///
     /// A file store also gets a read-only connection for ``read(_:)``; when it cannot be
     /// opened, reads run on the store's own connection, between rounds.
-    /// - Parameter probe: Hears how long each phase of a round takes (``SyncPhase``); nil times nothing.
+    ///
+    /// - Parameters:
+    ///   - store: The replica; the client owns it from now on.
+    ///   - transport: How requests reach the server.
+    ///   - gzip: Whether request bodies are gzip'd (and gzip'd responses accepted).
+    ///   - batchSize: At most this many records per request; catch-up pages use it as `limit` too.
+    ///   - probe: Hears how long each phase of a round takes (`SyncPhase`); nil times nothing.
     public init(
         store: sending Store, transport: any SyncTransport, gzip: Bool = true, batchSize: Int = 10_000, probe: (any SyncProbe)? = nil
     ) {
