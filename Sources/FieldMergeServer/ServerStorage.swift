@@ -190,7 +190,9 @@ public struct ServerRow: Sendable {
 
 /// The log around a catch-up page after some revision (``ServerStorage/logBounds(after:limit:latest:)``):
 /// the revisions of its entries number 0, `limit - 1` and `limit` after it, and the first
-/// revision after `latest`; each nil where the log has no such entry.
+/// revision after `latest`; each nil where the log has no such entry. A storage may leave
+/// nil what the page does not use: everything when `first` is nil or past `latest`,
+/// `last` when `cut` is nil or past `latest`, `afterLatest` when `cut` is within it.
 public struct LogBounds: Sendable, Equatable {
     public var first: Int64?
     public var last: Int64?
@@ -203,10 +205,16 @@ public struct LogBounds: Sendable, Equatable {
 }
 
 extension ServerStorage {
+    /// Asks only what the page needs, in the order it needs it (an empty window: one
+    /// query); what it does not need stays nil.
     public func logBounds(after revision: Int64, limit: Int, latest: Int64) async throws -> LogBounds {
-        LogBounds(
-            first: try await logRevision(after: revision, offset: 0), last: try await logRevision(after: revision, offset: limit - 1),
-            cut: try await logRevision(after: revision, offset: limit), afterLatest: try await logRevision(after: latest, offset: 0))
+        guard let first = try await logRevision(after: revision, offset: 0), first <= latest else {
+            return LogBounds(first: nil, last: nil, cut: nil, afterLatest: nil)
+        }
+        guard let cut = try await logRevision(after: revision, offset: limit), cut <= latest else {
+            return LogBounds(first: first, last: nil, cut: nil, afterLatest: try await logRevision(after: latest, offset: 0))
+        }
+        return LogBounds(first: first, last: try await logRevision(after: revision, offset: limit - 1), cut: cut, afterLatest: nil)
     }
 
     public var olderSchemas: [OlderSchema] { [] }
