@@ -54,10 +54,15 @@ extension Store {
     /// keys in other rows, the outbox and the id map), rows, new ancestors, pending fields
     /// and the new maxRevision, all or nothing. This is the only way an ancestor changes.
     ///
+    /// Inside a caller's transaction it takes no savepoint: when it throws, the caller must
+    /// roll back (as ``transaction(origin:_:)`` does when its body throws).
+    ///
     /// - Parameter beforeCommit: Runs inside the transaction after everything is written;
     ///   throwing from it rolls everything back (the sync layer and crash tests use it).
     package func apply(_ changes: ServerChanges, beforeCommit: () throws -> Void = {}) throws(StoreError) {
-        try write(origin: .sync) {
+        // No savepoint inside the sync client's transaction, which rolls back on any error:
+        // one would make SQLite copy every page it changes first (a third of the time).
+        try write(origin: .sync, savepoint: false) {
             for remap in changes.remaps {
                 try self.remap(remap.entity, temporary: remap.temporary, permanent: remap.permanent)
                 journal { $0.remapped.append(StoreChange.Remap(entity: remap.entity, temporary: remap.temporary, permanent: remap.permanent)) }
@@ -100,8 +105,13 @@ extension Store {
     private func applyRecords(
         _ changes: ServerChanges, outboxEmpty: Bool, noTombstones: Bool, deleted: inout [(table: EntityTable, id: Int64)]
     ) throws {
+        // Written in the order of the tables' keys: a page of catch-up comes in revision
+        // order, scattered over the table; in key order SQLite walks its pages once instead
+        // of hopping between them (a page of 10,000 into 1,000,000 records: half the time).
+        for position in Self.keyOrder(changes.records) {
+            try applyOne(changes.records[position], outboxEmpty: outboxEmpty, noTombstones: noTombstones)
+        }
         for acknowledged in changes.records {
-            try applyOne(acknowledged, outboxEmpty: outboxEmpty, noTombstones: noTombstones)
             let record = acknowledged.record
             if record.isDeleted { deleted.append((try table(record.entity), record.id)) }
             journal { change in
@@ -114,6 +124,14 @@ extension Store {
                 }
             }
         }
+    }
+
+    /// The positions of `records` ordered by entity and id (then position, so a record
+    /// named twice is written in the order given).
+    static func keyOrder(_ records: [AcknowledgedRecord]) -> [Int] {
+        var keys = records.indices.map { (entity: records[$0].record.entity, id: records[$0].record.id, position: $0) }
+        keys.sort { ($0.entity, $0.id, $0.position) < ($1.entity, $1.id, $1.position) }
+        return keys.map(\.position)
     }
 
     private func applyOne(_ acknowledged: AcknowledgedRecord, outboxEmpty: Bool, noTombstones: Bool) throws {

@@ -197,10 +197,17 @@ public final class Store {
 
     /// Runs `body` in one transaction; on any error everything it wrote is rolled back and
     /// the store's in-memory state (clock, counters) restored.
-    func write<T>(origin: StoreChange.Origin = .local, _ body: () throws -> T) throws(StoreError) -> T {
-        // Inside a caller's transaction: a savepoint of it, which marks, captures and reports
-        // nothing of its own.
-        if database.isInTransaction { return try nested(body) }
+    ///
+    /// - Parameter savepoint: Inside a caller's transaction, whether `body` runs in a
+    ///   savepoint of it (undone alone when it throws). Without one SQLite keeps no copy of
+    ///   the pages `body` changes, and the caller's transaction must roll back on an error.
+    func write<T>(origin: StoreChange.Origin = .local, savepoint: Bool = true, _ body: () throws -> T) throws(StoreError) -> T {
+        // Inside a caller's transaction: a savepoint of it (or nothing), which marks, captures
+        // and reports nothing of its own.
+        if database.isInTransaction {
+            if savepoint { return try nested(body) }
+            do { return try body() } catch { throw Self.storeError(error) }
+        }
         let saved = (clock, maxRevision, nextTemporaryID)
         pendingChange = nil
         do {
