@@ -13,6 +13,7 @@ import FieldMergeSQLite
 /// made for. One connection, used by one server at a time: a file serves one process.
 public final class SQLiteServerStorage: ServerStorage {
     let database: Database
+    private let checkpointer: Checkpointer?
     private var tables: [SQLiteServerTable] = []
     private var savepoints = 0
     /// What opening the storage changed in its file to move it to a newer schema version.
@@ -27,6 +28,14 @@ public final class SQLiteServerStorage: ServerStorage {
     /// - Throws: ``ServerError/Code/storage`` when SQLite cannot open it.
     public init(_ location: Database.Location = .memory, options: Database.Options = Database.Options()) throws(ServerError) {
         database = try Self.sqlite { () throws(SQLiteError) in try Database(location, options: options) }
+        // A file's log is moved into it on a thread of its own after each write, not by the
+        // commit of whichever request passes 1,000 pages (which then also waits for the sync).
+        if case .file(let path) = location, !options.readOnly, options.walMode {
+            checkpointer = try? Checkpointer(path: path)
+            if checkpointer != nil { try? Checkpointer.leaveCheckpoints(of: database) }
+        } else {
+            checkpointer = nil
+        }
     }
 
     public func open(schema: Schema) async throws { try prepare(schema: schema) }
@@ -94,12 +103,14 @@ public final class SQLiteServerStorage: ServerStorage {
     // MARK: Transactions
 
     public func write<T>(_ body: () async throws -> T) async throws -> T {
-        try await transaction(begin: "BEGIN IMMEDIATE", body)
+        try await transaction(begin: Self.beginWrite, body)
     }
 
     public func read<T>(_ body: () async throws -> T) async throws -> T {
         try await transaction(begin: "BEGIN DEFERRED", body)
     }
+
+    private static let beginWrite = "BEGIN IMMEDIATE"
 
     private func transaction<T>(begin: String, _ body: () async throws -> T) async throws -> T {
         try database.execute(begin)
@@ -107,6 +118,7 @@ public final class SQLiteServerStorage: ServerStorage {
         do {
             result = try await body()
             try probe.measure(.serverCommit) { () throws(SQLiteError) in try database.execute("COMMIT") }
+            if begin == Self.beginWrite { checkpointer?.request() }
         } catch {
             if database.isInTransaction { try? database.execute("ROLLBACK") }
             throw error
