@@ -7,7 +7,7 @@ extension RevisionServer {
     func apply(
         _ changeSet: ChangeSet, identity: SyncIdentity?, revision: inout Int64, idMap: inout [String: [Int64: Int64]]
     ) async throws -> ChangeSet {
-        var attempt = ChangeSetAttempt(revision: revision + 1, idMap: idMap, identity: identity)
+        var attempt = ChangeSetAttempt(revision: revision + 1, earlierIDs: idMap, identity: identity)
         let savedClock = clock
         let outcome: ChangeSetOutcome
         do {
@@ -19,7 +19,11 @@ extension RevisionServer {
         switch outcome {
         case .committed(let answer):
             revision = attempt.revision
-            idMap = attempt.idMap
+            // Added to the request's map in place: the attempt lets go of it first, so that
+            // nothing copies it (a copy per change set made a request of many quadratic).
+            let added = attempt.newIDs
+            attempt = ChangeSetAttempt(revision: attempt.revision, earlierIDs: [:], identity: identity)
+            for (entity, ids) in added { idMap[entity, default: [:]].merge(ids) { _, new in new } }
             return answer
         case .conflict(let touched, let refused):
             clock = savedClock
@@ -31,7 +35,10 @@ extension RevisionServer {
 
     struct ChangeSetAttempt {
         var revision: Int64
-        var idMap: [String: [Int64: Int64]]
+        /// The permanent ids earlier change sets of the request gave (read only).
+        let earlierIDs: [String: [Int64: Int64]]
+        /// The permanent ids this change set gives, by entity and temporary id.
+        var newIDs: [String: [Int64: Int64]] = [:]
         var identity: SyncIdentity?
         /// The record whose delete the client sent and that is being deleted now (a cascade's
         /// `restrict` refuses it).
@@ -57,7 +64,10 @@ extension RevisionServer {
             change(&answers[entity]!)
         }
 
-        func resolve(_ entity: String, _ id: Int64) -> Int64 { id < 0 ? idMap[entity]?[id] ?? id : id }
+        func resolve(_ entity: String, _ id: Int64) -> Int64 {
+            guard id < 0 else { return id }
+            return newIDs[entity]?[id] ?? earlierIDs[entity]?[id] ?? id
+        }
     }
 
     private func applyInSavepoint(_ changeSet: ChangeSet, _ attempt: inout ChangeSetAttempt) async throws -> ChangeSet {
@@ -65,7 +75,8 @@ extension RevisionServer {
             let entity = try entity(changes.entity)
             for temporary in changes.create {
                 guard temporary < 0 else { throw ServerRefusal.invalid("created ids must be negative temporary ids, got \(temporary)") }
-                attempt.idMap[changes.entity, default: [:]][temporary] = try await storage.nextID(entity)
+                let permanent = try await storage.nextID(entity)
+                attempt.newIDs[changes.entity, default: [:]][temporary] = permanent
             }
         }
         for changes in changeSet.entities {
