@@ -80,38 +80,56 @@ extension Store {
     ///   - includingParked: Also the changes the server refused, which wait aside
     ///     (``unsyncedChanges()``) and which a sync does not send.
     public func pendingChanges(limit: Int = .max, includingParked: Bool = false) throws(StoreError) -> [PendingChange] {
-        let marks = try sqlite { () throws(SQLiteError) in
-            try database.rows(includingParked
-                ? "SELECT \"entity\", \"id\" FROM \"__fm_outbox\" ORDER BY \"seq\""
-                : "SELECT o.\"entity\", o.\"id\" FROM \"__fm_outbox\" o WHERE NOT EXISTS (SELECT 1 FROM \"__fm_parked\" p "
-                    + "WHERE p.\"entity\" = o.\"entity\" AND p.\"id\" = o.\"id\") ORDER BY o.\"seq\"")
-        }
         var changes: [PendingChange] = []
-        for mark in marks where changes.count < limit {
-            guard mark.count == 2, case .text(let entity) = mark[0], case .integer(let id) = mark[1] else { continue }
-            guard let table = tables[entity] else {
-                throw StoreError(.corrupt, "the outbox names entity '\(entity)', which the schema lacks", entity: entity, id: id)
+        // The outbox is read in pieces from the last mark read on: a page of 10,000 out of
+        // 100,000 waiting reads about 10,000 marks, not all of them (every round did).
+        var after: Int64 = 0
+        while changes.count < limit {
+            let piece = min(limit - changes.count, Self.outboxPiece)
+            let marks = try sqlite { () throws(SQLiteError) in
+                try database.rows(
+                    includingParked
+                        ? "SELECT \"seq\", \"entity\", \"id\" FROM \"__fm_outbox\" WHERE \"seq\" > ? ORDER BY \"seq\" LIMIT ?"
+                        : "SELECT o.\"seq\", o.\"entity\", o.\"id\" FROM \"__fm_outbox\" o WHERE o.\"seq\" > ? AND NOT EXISTS "
+                            + "(SELECT 1 FROM \"__fm_parked\" p WHERE p.\"entity\" = o.\"entity\" AND p.\"id\" = o.\"id\") "
+                            + "ORDER BY o.\"seq\" LIMIT ?",
+                    [.integer(after), .integer(Int64(piece))])
             }
-            if let row = try readRow(table, id: id) {
-                if row.revision == nil {
-                    changes.append(PendingChange(
-                        entity: entity, id: id, kind: .create, fields: table.entity.allFields, record: row.record, revision: nil))
-                } else if let ancestor = row.ancestor, ancestor.isDeleted {
-                    changes.append(PendingChange(
-                        entity: entity, id: id, kind: .recreate, fields: table.entity.allFields, record: row.record,
-                        revision: row.revision))
-                } else if !row.pending.isEmpty {
-                    changes.append(PendingChange(
-                        entity: entity, id: id, kind: .update, fields: row.pending, record: row.record, revision: row.revision))
-                }
-            } else if let tombstone = try readTombstone(table.entity, id: id), let revision = tombstone.revision,
-                tombstone.ancestor?.isDeleted != true
-            {
-                changes.append(PendingChange(
-                    entity: entity, id: id, kind: .delete, fields: FieldMask(), record: tombstone.record, revision: revision))
+            for mark in marks where changes.count < limit {
+                guard mark.count == 3, case .integer(let seq) = mark[0], case .text(let entity) = mark[1], case .integer(let id) = mark[2]
+                else { continue }
+                after = seq
+                if let change = try pendingChange(entity, id: id) { changes.append(change) }
             }
+            if marks.count < piece { break }
         }
         return changes
+    }
+
+    /// Marks of the outbox read at a time by ``pendingChanges(limit:includingParked:)``.
+    static let outboxPiece = 4_096
+
+    /// What the outbox entry of `entity`#`id` sends; nil when nothing (a record created and
+    /// deleted before any sync, or back to its ancestor).
+    private func pendingChange(_ entity: String, id: Int64) throws(StoreError) -> PendingChange? {
+        guard let table = tables[entity] else {
+            throw StoreError(.corrupt, "the outbox names entity '\(entity)', which the schema lacks", entity: entity, id: id)
+        }
+        if let row = try readRow(table, id: id) {
+            if row.revision == nil {
+                return PendingChange(entity: entity, id: id, kind: .create, fields: table.entity.allFields, record: row.record, revision: nil)
+            } else if let ancestor = row.ancestor, ancestor.isDeleted {
+                return PendingChange(
+                    entity: entity, id: id, kind: .recreate, fields: table.entity.allFields, record: row.record, revision: row.revision)
+            } else if !row.pending.isEmpty {
+                return PendingChange(entity: entity, id: id, kind: .update, fields: row.pending, record: row.record, revision: row.revision)
+            }
+        } else if let tombstone = try readTombstone(table.entity, id: id), let revision = tombstone.revision,
+            tombstone.ancestor?.isDeleted != true
+        {
+            return PendingChange(entity: entity, id: id, kind: .delete, fields: FieldMask(), record: tombstone.record, revision: revision)
+        }
+        return nil
     }
 
     /// The records that have something waiting in the outbox. A record not in it equals its
