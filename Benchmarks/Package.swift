@@ -26,8 +26,10 @@ let package = Package(
         ),
         suite("MergeBenchmarks", ["FieldMerge", "FieldMergeWorkload"]),
         suite("StoreBenchmarks", ["FieldMerge", "FieldMergeSQLite", "FieldMergeWorkload"]),
-        suite("CodecBenchmarks", ["FieldMerge", "FieldMergeSync", "FieldMergeWorkload"]),
-        suite("SyncBenchmarks", ["FieldMerge", "FieldMergeSQLite", "FieldMergeSync", "FieldMergeWorkload"]),
+        suite("CodecBenchmarks", ["FieldMerge", "FieldMergeProtocol", "FieldMergeWorkload"]),
+        suite("SyncBenchmarks", [
+            "FieldMerge", "FieldMergeSQLite", "FieldMergeProtocol", "FieldMergeSync", "FieldMergeServer", "FieldMergeWorkload",
+        ]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,5 +1,5 @@
 import FieldMerge
-@testable import FieldMergeSQLite
+@_spi(Benchmarks) @testable import FieldMergeSQLite
 import Testing
 
 /// `Store.apply` writes in key order and takes no savepoint inside a caller's transaction:
@@ -51,5 +51,14 @@ import Testing
         try store.database.execute("UPDATE lists SET name = 'Edited with SQL' WHERE id = 1")
         try store.captureExternalWrites()
         #expect(try store.pendingChanges().map(\.id) == [1])
+    }
+
+    @Test func serverVersions_areTheirOwnAncestorsWithNothingPending() throws {
+        let store = try memoryStore()
+        try store.applyServerVersions([list(4, "four"), list(2, "two")], revision: 9)
+        #expect(store.maxRevision == 9)
+        #expect(try store.record("lists", id: 2)?.values == ["two"])
+        #expect(try store.ancestor("lists", id: 4)?.revision == 9)
+        #expect(try store.pendingChanges().isEmpty)
     }
 }

@@ -1,7 +1,7 @@
 import Benchmark
 import FieldMerge
 import FieldMergeBenchmarkSupport
-import FieldMergeSync
+import FieldMergeProtocol
 import FieldMergeWorkload
 
 /// The wire codec on one change set carrying all N records, every field with its stamp and

@@ -1,7 +1,7 @@
 import Benchmark
 import FieldMerge
 import FieldMergeBenchmarkSupport
-import FieldMergeSQLite
+@_spi(Benchmarks) import FieldMergeSQLite
 import FieldMergeWorkload
 
 /// Applying the merged result of N records to a store holding the base, in one
@@ -15,7 +15,7 @@ let benchmarks: @Sendable () -> Void = {
                 let folder = try TemporaryFolder("fieldmerge-store-benchmark")
                 let store = try input.storeHoldingBase(at: folder.file("store.sqlite"))
                 benchmark.startMeasurement()
-                try store.apply(ServerChanges(records: input.merged, maxRevision: 2))
+                try store.applyServerVersions(input.merged, revision: 2)
                 benchmark.stopMeasurement()
             }
         } setup: {
@@ -27,21 +27,21 @@ let benchmarks: @Sendable () -> Void = {
 /// The base and the merged records, as the server would acknowledge them.
 struct StoreInput {
     let schema: Schema
-    let base: [AcknowledgedRecord]
-    let merged: [AcknowledgedRecord]
+    let base: [Record]
+    let merged: [Record]
 
     init(records: Int) throws {
         let entity = Workload.remindersEntity
         schema = try Schema([entity])
         let (ancestors, local, remote) = Workload.generate(records: records).referenceBatches()
         let result = try ThreeWayMerge.mergeBatch(entity, ancestors: ancestors, local: local, remote: remote)
-        base = (0..<ancestors.count).map { AcknowledgedRecord(ancestors.record(at: $0, entity: entity.name), revision: 1) }
-        merged = (0..<result.count).map { AcknowledgedRecord(result.result(at: $0).merged, revision: 2) }
+        base = (0..<ancestors.count).map { ancestors.record(at: $0, entity: entity.name) }
+        merged = (0..<result.count).map { result.result(at: $0).merged }
     }
 
     func storeHoldingBase(at path: String) throws -> Store {
         let store = try Store(.file(path: path), schema: schema, replica: Workload.replicaA)
-        try store.apply(ServerChanges(records: base, maxRevision: 1))
+        try store.applyServerVersions(base, revision: 1)
         return store
     }
 }

@@ -1,7 +1,9 @@
 import Benchmark
 import FieldMerge
 import FieldMergeBenchmarkSupport
+import FieldMergeProtocol
 import FieldMergeSQLite
+import FieldMergeServer
 import FieldMergeSync
 import FieldMergeWorkload
 
@@ -22,7 +24,7 @@ let benchmarks: @Sendable () -> Void = {
                 guard summary.received == records else { throw DigestMismatch(step: "sync.initial", records: records) }
             }
         } setup: {
-            try SyncInput(records: records)
+            try await SyncInput(records: records)
         }
     }
 }
@@ -34,7 +36,7 @@ struct SyncInput: Sendable {
     let transport: InProcessTransport
     let folder: TemporaryFolder
 
-    init(records: Int) throws {
+    init(records: Int) async throws {
         let entity = Workload.remindersEntity
         schema = try Schema([entity])
         folder = try TemporaryFolder("fieldmerge-sync-server")
@@ -49,7 +51,7 @@ struct SyncInput: Sendable {
             let slice = Array(creates[start..<min(start + 1_000, creates.count)])
             return ChangeSet(entities: [EntityChanges(entity: entity.name, create: slice.map(\.id), records: slice)])
         }
-        _ = try server.handle(SyncRequest(maxRevision: 0, changeSets: changeSets))
+        _ = try await server.handle(SyncRequest(maxRevision: 0, changeSets: changeSets))
         transport = InProcessTransport(server: server)
     }
 }
