@@ -23,6 +23,15 @@ public actor Checkpointer {
         executor = DatabaseExecutor(label: "FieldMerge.Checkpointer")
     }
 
+    /// A checkpointer for the file of `database`, whose connection then leaves checkpoints to
+    /// it (``leaveCheckpoints(of:)``); nil for an in-memory database, or when the file cannot
+    /// be opened a second time (the connection then checkpoints by itself, as SQLite does).
+    public static func takingOver(_ database: Database) -> Checkpointer? {
+        guard case .file(let path) = database.location, let checkpointer = try? Checkpointer(path: path) else { return nil }
+        try? leaveCheckpoints(of: database)
+        return checkpointer
+    }
+
     /// Makes `store`, a connection to the checkpointer's file, checkpoint by itself only
     /// past ``storeLimitPages``.
     public static func leaveCheckpoints(of store: Database) throws(SQLiteError) {

@@ -30,12 +30,7 @@ public final class SQLiteServerStorage: ServerStorage {
         database = try Self.sqlite { () throws(SQLiteError) in try Database(location, options: options) }
         // A file's log is moved into it on a thread of its own after each write, not by the
         // commit of whichever request passes 1,000 pages (which then also waits for the sync).
-        if case .file(let path) = location, !options.readOnly, options.walMode {
-            checkpointer = try? Checkpointer(path: path)
-            if checkpointer != nil { try? Checkpointer.leaveCheckpoints(of: database) }
-        } else {
-            checkpointer = nil
-        }
+        checkpointer = options.readOnly || !options.walMode ? nil : Checkpointer.takingOver(database)
     }
 
     public func open(schema: Schema) async throws { try prepare(schema: schema) }
@@ -103,22 +98,20 @@ public final class SQLiteServerStorage: ServerStorage {
     // MARK: Transactions
 
     public func write<T>(_ body: () async throws -> T) async throws -> T {
-        try await transaction(begin: Self.beginWrite, body)
+        try await transaction(writing: true, body)
     }
 
     public func read<T>(_ body: () async throws -> T) async throws -> T {
-        try await transaction(begin: "BEGIN DEFERRED", body)
+        try await transaction(writing: false, body)
     }
 
-    private static let beginWrite = "BEGIN IMMEDIATE"
-
-    private func transaction<T>(begin: String, _ body: () async throws -> T) async throws -> T {
-        try database.execute(begin)
+    private func transaction<T>(writing: Bool, _ body: () async throws -> T) async throws -> T {
+        try database.execute(writing ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED")
         let result: T
         do {
             result = try await body()
             try probe.measure(.serverCommit) { () throws(SQLiteError) in try database.execute("COMMIT") }
-            if begin == Self.beginWrite { checkpointer?.request() }
+            if writing { checkpointer?.request() }
         } catch {
             if database.isInTransaction { try? database.execute("ROLLBACK") }
             throw error

@@ -74,8 +74,7 @@ public actor SyncClient {
         executor = DatabaseExecutor(label: "FieldMerge.SyncClient")
         if case .file(let path) = store.database.location {
             reader = try? StoreReader(path: path, schema: store.schema)
-            checkpointer = try? Checkpointer(path: path)
-            if checkpointer != nil { try? Checkpointer.leaveCheckpoints(of: store.database) }
+            checkpointer = Checkpointer.takingOver(store.database)
         } else {
             reader = nil
             checkpointer = nil
