@@ -43,8 +43,16 @@ public actor Checkpointer {
         Task { await self.checkpoint() }
     }
 
-    /// Checkpoints now (a failure is left for the next one, or the store's safety net).
+    /// Checkpoints now (a failure is left for the next one, or the store's safety net);
+    /// nothing once closed.
     public func checkpoint() {
         try? database.checkpoint()
+    }
+
+    /// Checkpoints a last time and closes the checkpointer's connection: requests still on
+    /// their way then do nothing, and the file is left alone from here on.
+    public func close() {
+        try? database.checkpoint()
+        database.close()
     }
 }

@@ -44,6 +44,16 @@ public final class Store {
     /// The store format this code writes and reads.
     static let format: Int64 = 1
 
+    /// Closes the store's connection at once, with the statements the store keeps
+    /// (``Database/close()`` alone leaves the connection open until those are released; the
+    /// last connection to close moves the log into the file). Later use of the store fails
+    /// with a closed-database error.
+    public func close() {
+        selects.removeAll()
+        upserts.removeAll()
+        database.close()
+    }
+
     /// Opens (or creates) a store.
     ///
     /// - Parameters:

@@ -36,4 +36,7 @@ public actor StoreReader {
     public func read<T: Sendable>(_ body: (Store) throws -> T) throws -> T {
         try store.database.transaction(.deferred) { try body(store) }
     }
+
+    /// Closes the reader's connection; later reads fail with a closed-database error.
+    public func close() { store.close() }
 }

@@ -105,6 +105,17 @@ public actor SyncClient {
     /// After a commit: the log goes into the file in the background.
     func committed() { checkpointer?.request() }
 
+    /// Closes the client's connections to its store file: the checkpointer's (after a last
+    /// checkpoint), the reader's and the store's own. When this returns nothing of the client
+    /// touches the file any more, even a background checkpoint asked for by the last commit;
+    /// without it the connections close when the client is released, possibly later than
+    /// its last use. A sync, read or write after it fails with a closed-database error.
+    public func close() async {
+        await checkpointer?.close()
+        await reader?.close()
+        store.close()
+    }
+
     /// Checkpoints a file store's log now and returns when done (benches: so that one
     /// client's background checkpoint does not run in another client's timed sync).
     package func checkpoint() async { await checkpointer?.checkpoint() }

@@ -92,5 +92,6 @@ public enum ReplicaSync {
                 outcome.error = SyncError(.store, "cannot list the changes left: \(error)", isRetryable: false, cause: error)
             }
         }
+        await client.close()
     }
 }
