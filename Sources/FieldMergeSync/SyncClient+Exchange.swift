@@ -7,18 +7,47 @@ extension SyncClient {
         var response: SyncResponse
         var bytesSent: Int
         var bytesReceived: Int
+        /// The request for the page after this one, sent as soon as this one's head arrived
+        /// (only for a prefetched page): used if the response agrees with its head.
+        var follower: Arrival.Pending?
+    }
+
+    /// A catch-up answer as it arrived, not yet decoded, and what its first bytes say.
+    struct Arrival: Sendable {
+        var answer: [UInt8]
+        var bytesSent: Int
+        var head: ResponseHead?
+
+        /// The request for a page, on its way, and the revision it asks from.
+        struct Pending: Sendable {
+            var maxRevision: Int64
+            var task: Task<Arrival, any Error>
+        }
     }
 
     /// The next catch-up page, asked for while the current one is applied.
     ///
     /// A catch-up request changes nothing on the server, so while the client applies page
     /// *k* (its store's work) the request for page *k + 1* is already out and its answer
-    /// being decoded (the server's and the codec's work), on another thread. The page is
-    /// used only if the store then stands at the revision it was asked from and nothing is
-    /// pending; otherwise it is dropped unread.
+    /// being decoded, on another thread. As soon as that answer's head says where it ends
+    /// (``ResponseHead``), the request for page *k + 2* goes out, so the server's work on it
+    /// overlaps the decoding of *k + 1* and the applying of *k*. No more than that: page
+    /// *k + 3* is asked for only once *k + 1* is being applied, so at most one undecoded
+    /// answer and one decoded page wait beside the one being applied. Still one request
+    /// in flight at a time: the next goes out only after the previous answer arrived.
+    ///
+    /// A page is used only if the store then stands at the revision it was asked from and
+    /// nothing is pending; otherwise it is dropped unread.
     struct Prefetch {
         var maxRevision: Int64
         var task: Task<Exchange, any Error>
+
+        /// Drops the page, and the request for the one after it if it went out.
+        func cancel() {
+            task.cancel()
+            let task = task
+            Task.detached { (try? await task.value)?.follower?.task.cancel() }
+        }
     }
 
     /// Encodes the request, gzips it if asked, sends it, and decodes the answer (gzip'd or not).
@@ -35,21 +64,69 @@ extension SyncClient {
         wire body: [UInt8], codec: WireCodec, transport: any SyncTransport, gzip: Bool, probe: (any SyncProbe)?
     ) async throws -> Exchange {
         let answer = try await transport.send(body, gzip: gzip)
-        let response = try probe.measure(.clientDecode) { () throws(WireError) in
-            try codec.decodeResponse(try Gzip.decompressIfGzip(answer, limit: WireLimits().maxDecompressedBytes))
-        }
-        return Exchange(response: response, bytesSent: body.count, bytesReceived: answer.count)
+        return Exchange(response: try decode(answer, codec: codec, probe: probe), bytesSent: body.count, bytesReceived: answer.count)
     }
 
-    /// Starts fetching the catch-up page after `revision`, off this actor.
-    func prefetch(after revision: Int64) -> Prefetch {
-        let request = SyncRequest(
-            maxRevision: revision, changeSets: [], clientID: clientID, requestID: nil, limit: batchSize,
-            protocolVersion: WireProtocol.version,
-            schemaVersion: schemaVersion, schemaFingerprint: schemaFingerprint)
-        let (codec, transport, gzip, probe) = (self.codec, self.transport, self.gzip, self.probe)
-        return Prefetch(
-            maxRevision: revision,
-            task: Task.detached { try await Self.exchange(request, codec: codec, transport: transport, gzip: gzip, probe: probe) })
+    /// An answer decoded (inflated first when it is gzip).
+    nonisolated static func decode(_ answer: [UInt8], codec: WireCodec, probe: (any SyncProbe)?) throws(WireError) -> SyncResponse {
+        try probe.measure(.clientDecode) { () throws(WireError) in
+            try codec.decodeResponse(try Gzip.decompressIfGzip(answer, limit: WireLimits().maxDecompressedBytes))
+        }
+    }
+
+    /// Starts fetching the catch-up page after `revision`, off this actor, or takes the
+    /// request for it that is already on its way (`follower`, asked for on the current page's
+    /// head). A follower asked from another revision is dropped.
+    func prefetch(after revision: Int64, follower: Arrival.Pending?) -> Prefetch {
+        let pages = PageRequester(
+            template: SyncRequest(
+                maxRevision: revision, changeSets: [], clientID: clientID, requestID: nil, limit: batchSize,
+                protocolVersion: WireProtocol.version, schemaVersion: schemaVersion, schemaFingerprint: schemaFingerprint),
+            codec: codec, transport: transport, gzip: gzip, probe: probe)
+        let arrival: Task<Arrival, any Error>
+        if let follower, follower.maxRevision == revision {
+            arrival = follower.task
+        } else {
+            follower?.task.cancel()
+            arrival = pages.fetch(after: revision)
+        }
+        return Prefetch(maxRevision: revision, task: Task.detached {
+            let arrived = try await withTaskCancellationHandler { try await arrival.value } onCancel: { arrival.cancel() }
+            // Ask for the page after this one before decoding it: the head says where it ends.
+            var next: Arrival.Pending?
+            if let head = arrived.head, head.hasMore, !Task.isCancelled {
+                next = Arrival.Pending(maxRevision: head.maxRevision, task: pages.fetch(after: head.maxRevision))
+            }
+            do {
+                let response = try Self.decode(arrived.answer, codec: pages.codec, probe: pages.probe)
+                return Exchange(response: response, bytesSent: arrived.bytesSent, bytesReceived: arrived.answer.count, follower: next)
+            } catch {
+                next?.task.cancel()
+                throw error
+            }
+        })
+    }
+
+    /// Sends catch-up requests, off the client's actor.
+    struct PageRequester: Sendable {
+        /// The request, but for its `maxRevision`.
+        var template: SyncRequest
+        var codec: WireCodec
+        var transport: any SyncTransport
+        var gzip: Bool
+        var probe: (any SyncProbe)?
+
+        /// Sends the request for the page after `revision`; the answer is read only as far
+        /// as its head.
+        func fetch(after revision: Int64) -> Task<Arrival, any Error> {
+            var request = template
+            request.maxRevision = revision
+            return Task.detached { [self] in
+                let json = probe.measure(.encode) { codec.encode(request) }
+                let wire = gzip ? probe.measure(.gzip) { Gzip.compress(json, level: Gzip.defaultLevel) } : json
+                let answer = try await transport.send(wire, gzip: gzip)
+                return Arrival(answer: answer, bytesSent: wire.count, head: ResponseHead(body: answer))
+            }
+        }
     }
 }

@@ -38,7 +38,7 @@ extension SyncClient {
         let exchange = try await sendInFlight(inFlight.body)
         var ahead: Prefetch?
         _ = try absorb(exchange, pending: pending, summary: &summary, refused: &refused, ahead: &ahead)
-        ahead?.task.cancel()
+        ahead?.cancel()
     }
 
     /// The changes a request carried, as the store had them when it was sent: creates and

@@ -9,7 +9,7 @@ extension SyncClient {
         var refused: Set<String> = []
         var previous: RoundOutcome?
         var ahead: Prefetch?
-        defer { ahead?.task.cancel() }
+        defer { ahead?.cancel() }
         do {
             // A request whose answer never arrived goes first, as it was: the server answers
             // it once, whether it took it or not, before anything else is sent.
@@ -51,7 +51,7 @@ extension SyncClient {
             ahead = nil
             exchange = try await page.task.value
         } else {
-            ahead?.task.cancel()
+            ahead?.cancel()
             ahead = nil
             if pending.isEmpty {
                 exchange = try await Self.exchange(request, codec: codec, transport: transport, gzip: gzip, probe: probe)
@@ -89,7 +89,11 @@ extension SyncClient {
                 .invalidResponse, "the response answers \(response.changeSets.count) change sets; \(sentChangeSets) were sent",
                 isRetryable: true)
         }
-        if pending.isEmpty && response.hasMore && prefetchesPages { ahead = prefetch(after: response.maxRevision) }
+        if pending.isEmpty && response.hasMore && prefetchesPages {
+            ahead = prefetch(after: response.maxRevision, follower: exchange.follower)
+        } else {
+            exchange.follower?.task.cancel()
+        }
         var applier = ResponseApplier(store: store, pending: pending)
         applier.refusedBefore = refused
         applier.hook = applyHook

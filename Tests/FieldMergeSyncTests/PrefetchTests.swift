@@ -75,3 +75,95 @@ actor EditingTransport: SyncTransport {
 extension SyncClient {
     func setPrefetch(_ on: Bool) { prefetchesPages = on }
 }
+
+/// A prefetched page asks for the page after it as soon as its head arrived, before it is
+/// decoded; the page after that waits until this one is applied.
+@Suite struct FollowerTests {
+    func world() async throws -> (World, SyncClient) {
+        let world = try World(clients: 2, batchSize: 10)
+        let writer = world.clients[0]
+        for n in 0..<25 {
+            _ = try await writer.withStore { try $0.insert("lists", values: [.text("list \(n)")]) }
+            _ = try await writer.sync()
+        }
+        return (world, world.clients[1])
+    }
+
+    @Test func eachPrefetchedPageSendsOneRequestForTheNext_andTheLastNone() async throws {
+        let (world, reader) = try await world()
+        let before = await world.transport.requests
+        let first = try await reader.prefetch(after: 0, follower: nil).task.value
+        #expect(first.response.changeSets.first?.entities.first?.records.count == 10)
+        #expect(first.response.hasMore)
+        let second = try #require(first.follower)
+        #expect(second.maxRevision == first.response.maxRevision)
+        #expect(await world.transport.requests - before == 2)
+        // The follower is taken as it is: no second request for the same page.
+        let page2 = try await reader.prefetch(after: second.maxRevision, follower: second).task.value
+        #expect(page2.response.hasMore)
+        let third = try #require(page2.follower)
+        let page3 = try await reader.prefetch(after: third.maxRevision, follower: third).task.value
+        #expect(!page3.response.hasMore)
+        #expect(page3.follower == nil)
+        #expect(await world.transport.requests - before == 3)
+        let received = [first, page2, page3].reduce(0) { $0 + ($1.response.changeSets.first?.entities.first?.records.count ?? 0) }
+        #expect(received == 25)
+    }
+
+    @Test func aFollowerAskedFromAnotherRevision_isCancelledAndNotUsed() async throws {
+        let (world, reader) = try await world()
+        let stray = Task<SyncClient.Arrival, any Error> {
+            try await Task.sleep(for: .seconds(60))
+            return SyncClient.Arrival(answer: [], bytesSent: 0, head: nil)
+        }
+        let page = try await reader.prefetch(after: 0, follower: .init(maxRevision: 999, task: stray)).task.value
+        #expect(stray.isCancelled)
+        #expect(page.response.changeSets.first?.entities.first?.records.count == 10)
+        page.follower?.task.cancel()
+        _ = world
+    }
+
+    /// A server that writes `maxRevision` elsewhere than first: no head, no follower, and the
+    /// sync is the same, one page after another.
+    @Test func answersWithoutAHead_syncAsBefore() async throws {
+        let (world, _) = try await world()
+        let spaced = RewritingTransport(inner: world.transport) { _, json in [json[0], UInt8(ascii: " ")] + json.dropFirst() }
+        let client = SyncClient(store: try Store(.memory, schema: world.schema, replica: ReplicaID(7)), transport: spaced, batchSize: 10)
+        let summary = try await client.sync()
+        #expect(summary.received == 25 && summary.rounds == 3)
+        #expect(await spaced.calls == 3)
+        #expect(try await world.contents(client) == world.serverContents())
+    }
+
+    /// An answer whose head is whole but whose body is not: the page fails, the request
+    /// its head sent for the next page is dropped, and the next sync gets everything.
+    @Test func aPageThatFailsToDecodeAfterItsHead_dropsItsFollower() async throws {
+        let (world, _) = try await world()
+        let cut = RewritingTransport(inner: world.transport) { call, json in call == 2 ? Array(json.prefix(json.count / 2)) : json }
+        let client = SyncClient(store: try Store(.memory, schema: world.schema, replica: ReplicaID(8)), transport: cut, batchSize: 10)
+        await #expect(throws: SyncError.self) { try await client.sync() }
+        #expect(try await client.withStore { $0.maxRevision } == 10)
+        let summary = try await client.sync()
+        #expect(summary.received == 15)
+        #expect(try await world.contents(client) == world.serverContents())
+    }
+}
+
+/// Hands each answer (inflated, sent on uncompressed) through `rewrite(call, json)`.
+actor RewritingTransport: SyncTransport {
+    let inner: InProcessTransport
+    let rewrite: @Sendable (Int, [UInt8]) -> [UInt8]
+    var calls = 0
+
+    init(inner: InProcessTransport, rewrite: @escaping @Sendable (Int, [UInt8]) -> [UInt8]) {
+        self.inner = inner
+        self.rewrite = rewrite
+    }
+
+    func send(_ body: [UInt8], gzip: Bool) async throws -> [UInt8] {
+        calls += 1
+        let call = calls
+        let answer = try await inner.send(body, gzip: gzip)
+        return rewrite(call, try Gzip.decompressIfGzip(answer, limit: 1 << 30))
+    }
+}
