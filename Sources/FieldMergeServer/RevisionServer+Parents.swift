@@ -12,40 +12,55 @@ extension RevisionServer {
     /// Followed transitively; a parent already deleted is left out (its delete reached the
     /// child too, at a later revision, so the child is not in this page either).
     func includeParents(of changed: inout [EntityChanges], after revision: Int64, end: Int64) async throws {
-        var included: Set<String> = []
-        var queue: [(entity: ServerEntity, record: WireRecord)] = []
-        for changes in changed {
-            guard let position = positions[changes.entity], entities[position].hasReferences else { continue }
-            let deleted = Set(changes.delete)
-            for record in changes.records where !deleted.contains(record.id) { queue.append((entities[position], record)) }
-        }
-        for changes in changed {
-            for record in changes.records { included.insert("\(changes.entity)#\(record.id)") }
-        }
+        var included: Set<RecordKey> = []
+        var level: [(entity: ServerEntity, record: WireRecord)] = []
         var slots: [String: Int] = [:]
-        for (index, changes) in changed.enumerated() { slots[changes.entity] = index }
-        while let (entity, record) = queue.popLast() {
-            for (index, field) in entity.entity.fields.enumerated() {
-                guard let target = field.type.referenceTarget, case .integer(let id) = record.values[index],
-                    included.insert("\(target)#\(id)").inserted, let targetPosition = positions[target]
-                else { continue }
-                let parentEntity = entities[targetPosition]
-                guard let logged = try await storage.loggedRevision(parentEntity, id: id), logged > end,
-                    let parent = try await storage.row(parentEntity, id: id)
-                else { continue }
-                let wire = wireRecord(parent, entity: parentEntity)
-                if slots[target] == nil {
-                    slots[target] = changed.count
-                    changed.append(EntityChanges(entity: target))
+        for (index, changes) in changed.enumerated() {
+            slots[changes.entity] = index
+            guard let position = positions[changes.entity] else { continue }
+            for record in changes.records { included.insert(RecordKey(entity: position, id: record.id)) }
+            guard entities[position].hasReferences else { continue }
+            let deleted = Set(changes.delete)
+            for record in changes.records where !deleted.contains(record.id) { level.append((entities[position], record)) }
+        }
+        // Level by level: the parents the records of one level name that the page does not
+        // hold yet, looked up in the log per entity in one call each, then their own parents.
+        while !level.isEmpty {
+            var candidates: [Int: [Int64]] = [:]
+            for (entity, record) in level {
+                for (index, field) in entity.entity.fields.enumerated() {
+                    guard let target = field.type.referenceTarget, case .integer(let id) = record.values[index],
+                        let targetPosition = positions[target],
+                        included.insert(RecordKey(entity: targetPosition, id: id)).inserted
+                    else { continue }
+                    candidates[targetPosition, default: []].append(id)
                 }
-                let slot = slots[target]!
-                if parent.created > revision { changed[slot].create.append(id) } else { changed[slot].update.append(id) }
-                changed[slot].records.append(wire)
-                if parentEntity.hasReferences { queue.append((parentEntity, wire)) }
+            }
+            level = []
+            for (targetPosition, ids) in candidates.sorted(by: { $0.key < $1.key }) {
+                let parentEntity = entities[targetPosition]
+                let target = parentEntity.name
+                for id in try await storage.logged(parentEntity, ids: ids, after: end) {
+                    guard let parent = try await storage.row(parentEntity, id: id) else { continue }
+                    let wire = wireRecord(parent, entity: parentEntity)
+                    if slots[target] == nil {
+                        slots[target] = changed.count
+                        changed.append(EntityChanges(entity: target))
+                    }
+                    let slot = slots[target]!
+                    if parent.created > revision { changed[slot].create.append(id) } else { changed[slot].update.append(id) }
+                    changed[slot].records.append(wire)
+                    if parentEntity.hasReferences { level.append((parentEntity, wire)) }
+                }
             }
         }
         // Keep the schema's order of entities.
         changed.sort { positions[$0.entity, default: 0] < positions[$1.entity, default: 0] }
     }
 
+    /// A record of the page, by its entity's position and its id.
+    private struct RecordKey: Hashable {
+        var entity: Int
+        var id: Int64
+    }
 }

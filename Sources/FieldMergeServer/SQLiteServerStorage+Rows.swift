@@ -122,6 +122,19 @@ extension SQLiteServerStorage {
         return nil
     }
 
+    public func logged(_ entity: ServerEntity, ids: [Int64], after revision: Int64) async throws -> [Int64] {
+        let lookup = try database.statement("SELECT \"revision\" FROM \"__fm_log\" WHERE \"entity\" = ? AND \"id\" = ?")
+        defer { lookup.reset() }
+        var found: [Int64] = []
+        for id in ids {
+            lookup.reset()
+            try lookup.bind(entity.name, at: 1)
+            try lookup.bind(id, at: 2)
+            if try lookup.step(), lookup.int64(0) > revision { found.append(id) }
+        }
+        return found
+    }
+
     public func changes(_ entity: ServerEntity, after: Int64, through: Int64) async throws -> (alive: [ServerRow], deleted: [Deletion]) {
         let table = table(entity)
         var alive: [ServerRow] = []

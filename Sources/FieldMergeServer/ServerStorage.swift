@@ -71,6 +71,9 @@ public protocol ServerStorage: AnyObject {
     func logBounds(after revision: Int64, limit: Int, latest: Int64) async throws -> LogBounds
     /// The revision at which the log holds a record, or nil.
     func loggedRevision(_ entity: ServerEntity, id: Int64) async throws -> Int64?
+    /// Of `ids`, those the log holds at a revision after `revision`, in the order given; by
+    /// default one ``loggedRevision(_:id:)`` call each.
+    func logged(_ entity: ServerEntity, ids: [Int64], after revision: Int64) async throws -> [Int64]
     /// The records of `entity` changed after `after` up to `through`, in log order: alive
     /// ones, and deleted ones with their tombstones.
     func changes(_ entity: ServerEntity, after: Int64, through: Int64) async throws -> (alive: [ServerRow], deleted: [Deletion])
@@ -215,6 +218,14 @@ extension ServerStorage {
             return LogBounds(first: first, last: nil, cut: nil, afterLatest: try await logRevision(after: latest, offset: 0))
         }
         return LogBounds(first: first, last: try await logRevision(after: revision, offset: limit - 1), cut: cut, afterLatest: nil)
+    }
+
+    public func logged(_ entity: ServerEntity, ids: [Int64], after revision: Int64) async throws -> [Int64] {
+        var found: [Int64] = []
+        for id in ids {
+            if let logged = try await loggedRevision(entity, id: id), logged > revision { found.append(id) }
+        }
+        return found
     }
 
     public var olderSchemas: [OlderSchema] { [] }

@@ -116,4 +116,54 @@ import Testing
         #expect(summary.rounds >= 2)
         #expect(try await world.contents(b) == world.serverContents())
     }
+
+    /// Grandparents too: a task whose list and the list's folder both changed later come
+    /// in the task's page, and each page commits on a client whose foreign keys are checked.
+    @Test func pagedCatchUp_bringsParentsOfParents() async throws {
+        let schema = try Schema([
+            Entity("folders", fields: [Field("name", .text)]),
+            Entity("lists", fields: [Field("name", .text), Field("folderID", .reference(to: "folders", onDelete: .cascade))]),
+            Entity("tasks", fields: [Field("title", .text), Field("listID", .reference(to: "lists", onDelete: .cascade))]),
+        ])
+        let transport = InProcessTransport(server: try RevisionServer(.memory, schema: schema))
+        let writer = SyncClient(store: try Store(.memory, schema: schema, replica: ReplicaID(1)), transport: transport)
+        // Inserted one sync after another, under the permanent id the last sync gave.
+        func permanent(_ entity: String) async throws -> Value {
+            let id = try await writer.withStore { try $0.database.scalar("SELECT max(id) FROM \(entity)") }
+            guard case .integer(let value)? = id, value > 0 else { throw SyncError(.store, "no permanent id in \(entity)", isRetryable: false) }
+            return .integer(value)
+        }
+        _ = try await writer.withStore { try $0.insert("folders", values: ["Work"]) }
+        _ = try await writer.sync()
+        let folder = try await permanent("folders")
+        _ = try await writer.withStore { try $0.insert("lists", values: [.text("Today"), folder]) }
+        _ = try await writer.sync()
+        let list = try await permanent("lists")
+        for title in ["Call", "Write"] {
+            _ = try await writer.withStore { try $0.insert("tasks", values: [.text(title), list]) }
+            _ = try await writer.sync()
+        }
+        let ids = try await writer.withStore { store in
+            try ["folders", "lists", "tasks"].map { try store.database.rows("SELECT id FROM \($0) ORDER BY id").map { $0[0] } }
+        }
+        guard case .integer(let folderNow) = try #require(ids[0].first), case .integer(let listNow) = try #require(ids[1].first),
+            case .integer(let firstTask) = try #require(ids[2].first)
+        else { Issue.record("ids are not integers"); return }
+        _ = try await writer.withStore { try $0.update("lists", id: listNow, ["name": "Tomorrow"]) }
+        _ = try await writer.sync()
+        _ = try await writer.withStore { try $0.update("folders", id: folderNow, ["name": "Home"]) }
+        _ = try await writer.sync()
+        // Revisions: 3 and 4 the tasks, 5 the list, 6 the folder. The page after 2 holds the
+        // first task, its list (logged at 5) and the list's folder (logged at 6).
+        let page = try await transport.server.handle(SyncRequest(maxRevision: 2, changeSets: [], limit: 1))
+        #expect(page.hasMore && page.maxRevision == 3)
+        let entities = page.changeSets.first?.entities.map { "\($0.entity):\($0.records.map(\.id))" }
+        #expect(entities == ["folders:[\(folderNow)]", "lists:[\(listNow)]", "tasks:[\(firstTask)]"])
+        let reader = SyncClient(store: try Store(.memory, schema: schema, replica: ReplicaID(2)), transport: transport, batchSize: 1)
+        let summary = try await reader.sync()
+        #expect(summary.rounds >= 4)
+        let names = try await reader.withStore { try $0.database.rows("SELECT name FROM folders UNION ALL SELECT name FROM lists") }
+        #expect(names.map { $0[0] } == [.text("Home"), .text("Tomorrow")])
+        #expect(try await reader.withStore { try $0.database.scalar("SELECT count(*) FROM tasks") } == .integer(2))
+    }
 }
