@@ -166,8 +166,12 @@ extension RevisionServer {
         var changed: [EntityChanges] = []
         for entity in entities {
             var changes = EntityChanges(entity: entity.name)
-            let (alive, deleted) = try await storage.changes(entity, after: revision, through: end)
-            for row in alive {
+            var (alive, deleted) = try await storage.changes(entity, after: revision, through: end)
+            changes.records.reserveCapacity(alive.count + deleted.count)
+            // Moved out one by one (reversed, then taken from the end): a copy of each row
+            // would retain and release its arrays once more.
+            alive.reverse()
+            while let row = alive.popLast() {
                 if row.created > revision { changes.create.append(row.record.id) } else { changes.update.append(row.record.id) }
                 changes.records.append(wireRecord(row, entity: entity))
             }
