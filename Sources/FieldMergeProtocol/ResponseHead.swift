@@ -11,6 +11,11 @@ public struct ResponseHead: Sendable, Equatable {
     /// Whether the response says `"hasMore": true`.
     public var hasMore: Bool
 
+    /// A head as given.
+    ///
+    /// - Parameters:
+    ///   - maxRevision: The response's `maxRevision`.
+    ///   - hasMore: Whether it says `"hasMore": true`.
     public init(maxRevision: Int64, hasMore: Bool) {
         self.maxRevision = maxRevision
         self.hasMore = hasMore
