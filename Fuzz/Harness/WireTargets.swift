@@ -33,9 +33,16 @@ func fuzzWireRequest(_ bytes: UnsafeRawBufferPointer) {
     checkRoundTrip(bytes, "request", decode: wireCodec.decodeRequest, encode: wireCodec.encode)
 }
 
-/// The same for responses.
+/// The same for responses; and the head a client reads from a response's first bytes
+/// (`ResponseHead`) never disagrees with what the whole body decodes to.
 func fuzzWireResponse(_ bytes: UnsafeRawBufferPointer) {
     checkRoundTrip(bytes, "response", decode: wireCodec.decodeResponse, encode: wireCodec.encode)
+    guard let head = ResponseHead(json: Array(bytes.prefix(ResponseHead.length))),
+          let response = try? wireCodec.decodeResponse(bytes)
+    else { return }
+    require(
+        head == ResponseHead(maxRevision: response.maxRevision, hasMore: response.hasMore),
+        "the head \(head) disagrees with the response (maxRevision \(response.maxRevision), hasMore \(response.hasMore))")
 }
 
 private func checkRoundTrip<Message: Equatable>(
