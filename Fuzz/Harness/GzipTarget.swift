@@ -3,7 +3,8 @@ import FieldMergeProtocol
 /// The first byte picks the inflate limit (low 3 bits) and the compression level; the rest
 /// is the stream. Inflating never passes the limit and fails only with a `WireError`;
 /// compressing the same bytes and inflating them gives them back, and one byte less of
-/// limit is `gzipTooLarge`.
+/// limit is `gzipTooLarge`. `Gzip.prefix` of any stream never fails, and of a stream that
+/// inflates is the start of what it inflates to.
 func fuzzGzip(_ bytes: UnsafeRawBufferPointer) {
     guard let control = bytes.first else { return }
     let limits = [0, 1, 16, 100, 1_024, 4_096, 65_536, 1 << 20]
@@ -11,9 +12,15 @@ func fuzzGzip(_ bytes: UnsafeRawBufferPointer) {
     let level = Int32(control >> 3) % 10
     let input = Array(bytes.dropFirst())
 
+    let prefixLength = [0, 1, 16, 64][Int(control >> 6)]
+    let prefix = Gzip.prefix(of: input, count: prefixLength)
+    require(prefix.count <= prefixLength, "a prefix of \(prefix.count) bytes, past \(prefixLength)")
     do {
         let output = try Gzip.decompress(input, limit: limit)
         require(output.count <= limit, "inflated \(output.count) bytes past the limit \(limit)")
+        if output.count < limit {
+            require(prefix == Array(output.prefix(prefixLength)), "the prefix is not the start of the inflated stream")
+        }
     } catch {
         require(
             [.gzipTruncated, .gzipCorrupt, .gzipTooLarge].contains(error.code),

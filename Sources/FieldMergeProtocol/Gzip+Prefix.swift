@@ -27,9 +27,11 @@ extension Gzip {
                 stream.avail_in = uInt(min(input.count, Int(UInt32.max)))
                 stream.next_out = output.baseAddress!
                 stream.avail_out = uInt(count)
-                // Z_SYNC_FLUSH: hand out whatever is inflated, even mid-block.
+                // Z_SYNC_FLUSH: hand out whatever is inflated, even mid-block; a member that
+                // ends goes on into the next one, as `decompress` does.
                 while stream.avail_out > 0 && stream.avail_in > 0 {
                     let result = inflate(&stream, Z_SYNC_FLUSH)
+                    if result == Z_STREAM_END, stream.avail_in > 0, inflateReset(&stream) == Z_OK { continue }
                     guard result == Z_OK else { break }
                 }
                 initialized = count - Int(stream.avail_out)

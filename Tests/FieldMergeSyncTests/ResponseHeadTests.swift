@@ -46,6 +46,15 @@ import Testing
         #expect(ResponseHead(json: Array(#"{"maxRevision":0,"changeSets":[]}"#.utf8)) == ResponseHead(maxRevision: 0, hasMore: false))
     }
 
+    /// Several gzip members are one stream, here as in `decompress`.
+    @Test func aPrefixGoesOnIntoTheNextMember() throws {
+        let first = Array(#"{"maxRevision":"#.utf8), second = Array(#"12,"hasMore":true,"changeSets":[]}"#.utf8)
+        let stream = Gzip.compress(first) + Gzip.compress(second)
+        #expect(Gzip.prefix(of: stream, count: 64) == first + second)
+        #expect(try Gzip.decompress(stream, limit: 100) == first + second)
+        #expect(ResponseHead(body: stream) == ResponseHead(maxRevision: 12, hasMore: true))
+    }
+
     @Test func aDamagedOrTruncatedStream_givesWhatInflatedBeforeTheDamage() {
         let json = Array(#"{"maxRevision":77,"hasMore":true,"changeSets":[]}"#.utf8)
         let compressed = Gzip.compress(json)
