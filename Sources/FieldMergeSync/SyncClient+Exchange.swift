@@ -54,9 +54,13 @@ extension SyncClient {
     nonisolated static func exchange(
         _ request: SyncRequest, codec: WireCodec, transport: any SyncTransport, gzip: Bool, probe: (any SyncProbe)?
     ) async throws -> Exchange {
+        try await exchange(wire: wire(request, codec: codec, gzip: gzip, probe: probe), codec: codec, transport: transport, gzip: gzip, probe: probe)
+    }
+
+    /// A request as it goes on the wire: encoded, and gzip'd when `gzip`.
+    nonisolated static func wire(_ request: SyncRequest, codec: WireCodec, gzip: Bool, probe: (any SyncProbe)?) -> [UInt8] {
         let json = probe.measure(.encode) { codec.encode(request) }
-        let wire = gzip ? probe.measure(.gzip) { Gzip.compress(json, level: Gzip.defaultLevel) } : json
-        return try await exchange(wire: wire, codec: codec, transport: transport, gzip: gzip, probe: probe)
+        return gzip ? probe.measure(.gzip) { Gzip.compress(json, level: Gzip.defaultLevel) } : json
     }
 
     /// Sends bytes as they go on the wire (gzip'd when `gzip`) and decodes the answer.
@@ -122,8 +126,7 @@ extension SyncClient {
             var request = template
             request.maxRevision = revision
             return Task.detached { [self] in
-                let json = probe.measure(.encode) { codec.encode(request) }
-                let wire = gzip ? probe.measure(.gzip) { Gzip.compress(json, level: Gzip.defaultLevel) } : json
+                let wire = SyncClient.wire(request, codec: codec, gzip: gzip, probe: probe)
                 let answer = try await transport.send(wire, gzip: gzip)
                 return Arrival(answer: answer, bytesSent: wire.count, head: ResponseHead(body: answer))
             }
