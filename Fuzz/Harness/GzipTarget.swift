@@ -4,7 +4,9 @@ import FieldMergeProtocol
 /// is the stream. Inflating never passes the limit and fails only with a `WireError`;
 /// compressing the same bytes and inflating them gives them back, and one byte less of
 /// limit is `gzipTooLarge`. `Gzip.prefix` of any stream never fails, and of a stream that
-/// inflates is the start of what it inflates to.
+/// inflates is the start of what it inflates to. Every engine the process has (zlib, and
+/// libdeflate where the system has it) inflates a stream to the same bytes or fails with
+/// the same error, and reads what each of them writes.
 func fuzzGzip(_ bytes: UnsafeRawBufferPointer) {
     guard let control = bytes.first else { return }
     let limits = [0, 1, 16, 100, 1_024, 4_096, 65_536, 1 << 20]
@@ -15,6 +17,10 @@ func fuzzGzip(_ bytes: UnsafeRawBufferPointer) {
     let prefixLength = [0, 1, 16, 64][Int(control >> 6)]
     let prefix = Gzip.prefix(of: input, count: prefixLength)
     require(prefix.count <= prefixLength, "a prefix of \(prefix.count) bytes, past \(prefixLength)")
+    let outcomes = Gzip.engines.map { engine in
+        Result { () throws(WireError) in try Gzip.decompress(input, limit: limit, engine: engine) }
+    }
+    require(outcomes.allSatisfy { $0 == outcomes[0] }, "the engines disagree on \(input.count) bytes")
     do {
         let output = try Gzip.decompress(input, limit: limit)
         require(output.count <= limit, "inflated \(output.count) bytes past the limit \(limit)")
@@ -27,6 +33,12 @@ func fuzzGzip(_ bytes: UnsafeRawBufferPointer) {
             "inflate failed with an unexpected error: \(error)")
     }
 
+    for writer in Gzip.engines {
+        let packed = Gzip.compress(input, level: level, engine: writer)
+        for reader in Gzip.engines {
+            require((try? Gzip.decompress(packed, limit: input.count, engine: reader)) == input, "\(writer) → \(reader) changed the bytes")
+        }
+    }
     let packed = Gzip.compress(input, level: level)
     require(Gzip.isGzip(packed), "compress did not write a gzip member")
     do {

@@ -7,7 +7,7 @@ import Glibc
 import Darwin
 #endif
 
-/// Large bodies are deflated in pieces on every core, as pigz does, into one ordinary gzip
+/// With zlib, large bodies are deflated in pieces on every core, as pigz does, into one ordinary gzip
 /// member: each piece is a raw deflate stream of its own (no back-references into the piece
 /// before), ended on a byte boundary by a sync flush, and the last one by the final block;
 /// the pieces' CRC-32s are combined for the trailer. Any gzip reader inflates it; it is a

@@ -1,5 +1,11 @@
 import CZlib
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// gzip (RFC 1952) for sync bodies: `Content-Encoding: gzip` requests and responses.
 ///
 /// Decompression is bounded: a stream that inflates beyond `limit` bytes is stopped as soon
@@ -9,32 +15,61 @@ import CZlib
 public enum Gzip {
     /// The compression level used unless one is given: 1.
     ///
-    /// Chosen by `fieldmerge bench codec --records 100000 --gzip-level 1 --gzip-level 2
-    /// --gzip-level 3 --gzip-level 6` on the change set of 100,000 `reminders` records with
-    /// stamps (30.0 MB of JSON since the shared stamp travels once; release build, 2-core
-    /// Linux VM, median of 3 runs), for the time one sync spends on the body over a
-    /// mobile-ish 5 MB/s link: `compress + compressed bytes / 5 MB/s + decompress`.
+    /// Chosen by `fieldmerge bench codec --records 100000 --gzip-engine zlib --gzip-engine
+    /// libdeflate --gzip-level 1 --gzip-level 2 --gzip-level 3 --gzip-level 6 --runs 3` on the
+    /// change set of 100,000 `reminders` records with stamps (30.0 MB of JSON; release build,
+    /// 2-core Linux VM, medians), for the time one sync spends on the body over a mobile-ish
+    /// 5 MB/s link: `compress + compressed bytes / 5 MB/s + decompress`. zlib deflates a body
+    /// this large in pieces on both cores; libdeflate on one.
     ///
-    /// | level | compressed | ratio | gzip | gunzip | sync time at 5 MB/s |
+    /// | engine, level | compressed | ratio | gzip | gunzip | sync time at 5 MB/s |
     /// |---|---|---|---|---|---|
-    /// | 1 | 11.4 MB | 2.62 | 0.45 s (66 MB/s) | 0.12 s | **2.86 s** |
-    /// | 2 | 11.1 MB | 2.69 | 0.63 s (47 MB/s) | 0.15 s | 3.01 s |
-    /// | 3 | 10.9 MB | 2.75 | 0.63 s (47 MB/s) | 0.11 s | 2.93 s |
-    /// | 6 | 10.4 MB | 2.88 | 0.87 s (34 MB/s) | 0.12 s | 3.07 s |
+    /// | zlib 1 | 11.4 MB | 2.62 | 0.14 s | 0.078 s | 2.50 s |
+    /// | zlib 6 | 10.4 MB | 2.87 | 0.27 s | 0.070 s | 2.43 s |
+    /// | libdeflate 1 | 11.0 MB | 2.73 | 0.12 s | 0.031 s | **2.34 s** |
+    /// | libdeflate 2 | 10.8 MB | 2.77 | 0.15 s | | 2.35 s |
+    /// | libdeflate 6 | 10.3 MB | 2.92 | 0.25 s | 0.030 s | 2.34 s |
     ///
-    /// With the repetitive stamps gone, what is left compresses slowly and little; level 1
-    /// is the fastest and only 5 % larger, so it wins at 5 MB/s and wins more in process and
-    /// on faster links. (Level 3 won on the earlier, stamp-heavy JSON of 53.8 MB.)
+    /// What is left of the JSON once the shared stamp travels once compresses slowly and
+    /// little; level 1 is within 1 % of the best sync time at 5 MB/s and the cheapest in CPU,
+    /// which is what counts in process and on faster links.
     public static let defaultLevel: Int32 = 1
+
+    /// The implementations of deflate a process can use. Both write ordinary gzip that any
+    /// reader inflates, and both read the same streams and fail on the same ones alike.
+    public enum Engine: String, Sendable, CaseIterable {
+        /// zlib: on every platform. Bodies from 1 MiB on are deflated in pieces on every core.
+        case zlib
+        /// libdeflate, loaded at run time where the system has it (Linux, `libdeflate.so.0`):
+        /// about three times as fast as zlib both ways on sync bodies. Asked for where it is
+        /// missing, zlib does the work.
+        case libdeflate
+    }
+
+    /// The engines this process can use: zlib, and libdeflate when the system has it.
+    public static var engines: [Engine] { Libdeflate.shared == nil ? [.zlib] : [.zlib, .libdeflate] }
+
+    /// The engine used unless one is given: libdeflate when the system has it, else zlib.
+    /// `FIELDMERGE_GZIP=zlib` in a process's environment keeps it on zlib.
+    public static let preferredEngine: Engine = {
+        if let setting = getenv("FIELDMERGE_GZIP"), String(cString: setting) == "zlib" { return .zlib }
+        return Libdeflate.shared == nil ? .zlib : .libdeflate
+    }()
 
     /// Compresses `bytes` into one gzip member.
     ///
     /// - Parameters:
-    ///   - level: zlib's level, 0 (store) ... 9 (smallest); out of range is a precondition
+    ///   - level: The level, 0 (store) ... 9 (smallest), as zlib numbers them (libdeflate's
+    ///     levels 1...9 are alike; level 0 is always zlib's); out of range is a precondition
     ///     failure.
+    ///   - engine: Which implementation deflates.
     /// - Complexity: O(*n*).
-    public static func compress(_ bytes: [UInt8], level: Int32 = defaultLevel) -> [UInt8] {
+    public static func compress(_ bytes: [UInt8], level: Int32 = defaultLevel, engine: Engine = preferredEngine) -> [UInt8] {
         precondition((0...9).contains(level), "gzip level must be within 0...9, got \(level)")
+        if engine == .libdeflate, level > 0, let library = Libdeflate.shared,
+           let compressed = library.compress(bytes, level: level) {
+            return compressed
+        }
         if bytes.count >= parallelThreshold && cores > 1 && level > 0 { return compressInPieces(bytes, level: level) }
         var stream = z_stream()
         let status = czlib_deflate_init2(&stream, level, 15 + 16, 8)
@@ -72,24 +107,26 @@ public enum Gzip {
     }
 
     /// `bytes` decompressed when they are gzip, else as they are.
-    public static func decompressIfGzip(_ bytes: [UInt8], limit: Int) throws(WireError) -> [UInt8] {
-        isGzip(bytes) ? try decompress(bytes, limit: limit) : bytes
+    ///
+    /// - Parameters:
+    ///   - limit: The most bytes the output may hold; beyond is ``WireError/Code/gzipTooLarge``.
+    ///   - engine: Which implementation inflates.
+    public static func decompressIfGzip(_ bytes: [UInt8], limit: Int, engine: Engine = preferredEngine) throws(WireError) -> [UInt8] {
+        isGzip(bytes) ? try decompress(bytes, limit: limit, engine: engine) : bytes
     }
 
     /// Decompresses a gzip stream (one member or several concatenated).
     ///
     /// - Parameters:
     ///   - limit: The most bytes the output may hold; beyond is ``WireError/Code/gzipTooLarge``.
+    ///   - engine: Which implementation inflates. libdeflate inflates whole members only: a
+    ///     stream it cannot take whole (damaged, truncated, past the limit) is inflated again
+    ///     by zlib, which says what is wrong, so the errors are the same with either engine.
     /// - Throws: ``WireError`` `gzipTruncated`, `gzipCorrupt` (with the input offset) or
     ///   `gzipTooLarge`.
-    public static func decompress(_ bytes: [UInt8], limit: Int) throws(WireError) -> [UInt8] {
+    public static func decompress(_ bytes: [UInt8], limit: Int, engine: Engine = preferredEngine) throws(WireError) -> [UInt8] {
         precondition(limit >= 0, "negative decompression limit")
         guard !bytes.isEmpty else { throw WireError(.gzipTruncated, "empty gzip stream", offset: 0) }
-        var stream = z_stream()
-        let status = czlib_inflate_init2(&stream, 15 + 16)
-        precondition(status == Z_OK, "inflateInit2 failed (\(status))")
-        defer { inflateEnd(&stream) }
-
         // The trailer's ISIZE (the size mod 2^32) sizes the output when it is plausible
         // (deflate expands at most ~1032:1), so the usual stream inflates in one buffer.
         var hint = 4 * bytes.count
@@ -97,6 +134,20 @@ public enum Gzip {
             let size = bytes[bytes.count - 4 ..< bytes.count].reversed().reduce(0) { $0 << 8 | Int($1) }
             if size <= 1032 * bytes.count + 65_536 { hint = size }
         }
+        if engine == .libdeflate, let library = Libdeflate.shared,
+           let output = library.decompress(bytes, limit: limit, hint: hint) {
+            return output
+        }
+        return try inflateWithZlib(bytes, limit: limit, hint: hint)
+    }
+
+    /// ``decompress(_:limit:engine:)`` by zlib, streaming: stops as soon as the output passes
+    /// `limit`, and tells truncated from damaged streams.
+    private static func inflateWithZlib(_ bytes: [UInt8], limit: Int, hint: Int) throws(WireError) -> [UInt8] {
+        var stream = z_stream()
+        let status = czlib_inflate_init2(&stream, 15 + 16)
+        precondition(status == Z_OK, "inflateInit2 failed (\(status))")
+        defer { inflateEnd(&stream) }
         let ceiling = limit < Int.max ? limit + 1 : limit  // one byte past the limit detects a bomb
         var capacity = min(ceiling, max(hint, 64) + 1)
         var output: [UInt8] = []

@@ -19,11 +19,16 @@ struct CodecBench: ParsableCommand {
     @OptionGroup var workload: WorkloadOptions
     @Option(name: .customLong("gzip-level"), help: "gzip level(s) to measure; repeat the option for several.")
     var gzipLevels: [Int32] = [Gzip.defaultLevel]
+    @Option(name: .customLong("gzip-engine"), help: "gzip engine(s) to measure (zlib, libdeflate); repeat the option for several.")
+    var gzipEngines: [Gzip.Engine] = [Gzip.preferredEngine]
     @Option(help: "Link speed for the sync-time estimate, in MB/s (compress + bytes / speed + gunzip).")
     var linkMBPerSecond: Double = 5
 
     func validate() throws {
         guard gzipLevels.allSatisfy({ (0...9).contains($0) }) else { throw ValidationError("--gzip-level must be within 0...9") }
+        for engine in gzipEngines where !Gzip.engines.contains(engine) {
+            throw ValidationError("--gzip-engine \(engine.rawValue): this system does not have it")
+        }
         guard linkMBPerSecond > 0 else { throw ValidationError("--link-mb-per-second must be positive") }
     }
 
@@ -55,21 +60,22 @@ struct CodecBench: ParsableCommand {
         }
 
         var gzipOK = true
-        for level in gzipLevels {
+        for (engine, level) in gzipEngines.flatMap({ engine in gzipLevels.map { (engine, $0) } }) {
             var compressedResult: [UInt8]?
             let compressSeconds = try Self.medianSeconds(runs: workload.runs, keeping: &compressedResult) {
-                Gzip.compress(encoded, level: level)
+                Gzip.compress(encoded, level: level, engine: engine)
             }
             let compressed = compressedResult!
             var inflated: [UInt8]?
             let decompressSeconds = try Self.medianSeconds(runs: workload.runs, keeping: &inflated) {
-                try Gzip.decompress(compressed, limit: encoded.count)
+                try Gzip.decompress(compressed, limit: encoded.count, engine: engine)
             }
             let ok = inflated == encoded
             gzipOK = gzipOK && ok
             let syncSeconds = compressSeconds + Double(compressed.count) / (linkMBPerSecond * 1_000_000) + decompressSeconds
 
             var gzip = BenchLine(step: "gzip", records: n, seconds: compressSeconds, runs: workload.runs, ops: n, opUnit: "records")
+            gzip.add("engine", engine.rawValue)
             gzip.add("level", Int(level))
             gzip.add("bytes_in", encoded.count)
             gzip.add("bytes_out", compressed.count)
@@ -80,6 +86,7 @@ struct CodecBench: ParsableCommand {
             print(gzip.render())
 
             var gunzip = BenchLine(step: "gunzip", records: n, seconds: decompressSeconds, runs: workload.runs, ops: n, opUnit: "records")
+            gunzip.add("engine", engine.rawValue)
             gunzip.add("level", Int(level))
             gunzip.add("bytes_in", compressed.count)
             gunzip.add("bytes_out", inflated?.count ?? 0)
@@ -127,3 +134,5 @@ struct CodecBench: ParsableCommand {
         value == value.rounded() ? String(Int(value)) : String(value).split(separator: ".").joined(separator: "_")
     }
 }
+
+extension Gzip.Engine: ExpressibleByArgument {}

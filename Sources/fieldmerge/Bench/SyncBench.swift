@@ -74,6 +74,7 @@ struct SyncBench: AsyncParsableCommand {
         line.add("seconds_all", initialTimes)
         line.add("requests", initial.rounds)
         line.add("gzip", gzip)
+        if gzip { line.add("gzip_engine", Gzip.preferredEngine.rawValue) }
         line.add("bytes_on_wire", initial.bytesReceived + initial.bytesSent)
         line.add("digest_ok", countOK)
         line.add("phases_ms", PhaseTotals.medians(initialPhases, seconds: initialTimes))
