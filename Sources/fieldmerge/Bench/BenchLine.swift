@@ -34,6 +34,8 @@ struct BenchLine {
         ]
         parts += extra
         parts.append(("peak_rss_mb", format(peakResidentMegabytes())))
+        // A key twice would be valid-looking JSON that readers take differently.
+        precondition(Set(parts.map(\.0)).count == parts.count, "a bench line names a key twice: \(parts.map(\.0))")
         return "{" + parts.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
     }
 

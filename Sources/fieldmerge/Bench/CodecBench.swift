@@ -75,7 +75,7 @@ struct CodecBench: ParsableCommand {
             let syncSeconds = compressSeconds + Double(compressed.count) / (linkMBPerSecond * 1_000_000) + decompressSeconds
 
             var gzip = BenchLine(step: "gzip", records: n, seconds: compressSeconds, runs: workload.runs, ops: n, opUnit: "records")
-            gzip.add("engine", engine.rawValue)
+            gzip.add("gzip_engine", engine.rawValue)
             gzip.add("level", Int(level))
             gzip.add("bytes_in", encoded.count)
             gzip.add("bytes_out", compressed.count)
@@ -86,7 +86,7 @@ struct CodecBench: ParsableCommand {
             print(gzip.render())
 
             var gunzip = BenchLine(step: "gunzip", records: n, seconds: decompressSeconds, runs: workload.runs, ops: n, opUnit: "records")
-            gunzip.add("engine", engine.rawValue)
+            gunzip.add("gzip_engine", engine.rawValue)
             gunzip.add("level", Int(level))
             gunzip.add("bytes_in", compressed.count)
             gunzip.add("bytes_out", inflated?.count ?? 0)
