@@ -6,11 +6,12 @@
  * No Swift, no JSON, no merge: a floor for `fieldmerge bench sync --changes C`.
  *
  *   cc -O2 scattered-upserts.c -lsqlite3 -o /tmp/scattered-upserts
- *   /tmp/scattered-upserts N C [order] [transaction_size] [cache_kib] [page_size]
+ *   /tmp/scattered-upserts N C [order] [transaction_size] [cache_kib] [page_size] [mmap_mib]
  *
  * order: "random" (the order a page of catch-up arrives in) or "sorted" (by id, as
  * `Store.apply` writes it); transaction_size: rows per commit (0: one transaction, 10000:
- * one per page of catch-up). Prints the time of the statements and of the commits.
+ * one per page of catch-up); mmap_mib: PRAGMA mmap_size in MiB (0, the default: read pages
+ * with pread). Prints the time of the statements and of the commits.
  */
 #include <sqlite3.h>
 #include <stdio.h>
@@ -55,7 +56,7 @@ static void bind_row(sqlite3_stmt *s, int id, const char *title, const unsigned 
 
 int main(int argc, char **argv) {
     if (argc < 3) {
-        fprintf(stderr, "usage: %s N C [random|sorted] [transaction_size] [cache_kib] [page_size]\n", argv[0]);
+        fprintf(stderr, "usage: %s N C [random|sorted] [transaction_size] [cache_kib] [page_size] [mmap_mib]\n", argv[0]);
         return 2;
     }
     int n = atoi(argv[1]), c = atoi(argv[2]);
@@ -63,6 +64,7 @@ int main(int argc, char **argv) {
     int chunk = argc > 4 ? atoi(argv[4]) : 0;
     int cache = argc > 5 ? atoi(argv[5]) : 32768;
     int page = argc > 6 ? atoi(argv[6]) : 4096;
+    long long mmap_mib = argc > 7 ? atoll(argv[7]) : 0;
     char path[] = "/tmp/fm-floor-XXXXXX";
     int fd = mkstemp(path);
     close(fd);
@@ -72,7 +74,8 @@ int main(int argc, char **argv) {
     char sql[512];
     snprintf(sql, sizeof sql,
              "PRAGMA page_size = %d; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;"
-             "PRAGMA wal_autocheckpoint = 0; PRAGMA cache_size = -%d;", page, cache);
+             "PRAGMA wal_autocheckpoint = 0; PRAGMA cache_size = -%d; PRAGMA mmap_size = %lld;", page, cache,
+             mmap_mib << 20);
     must(sqlite3_exec(db, sql, 0, 0, 0), db, "pragmas");
     must(sqlite3_exec(db,
         "CREATE TABLE reminders (id INTEGER PRIMARY KEY, title TEXT, notes TEXT, isCompleted INTEGER,"
@@ -124,9 +127,9 @@ int main(int argc, char **argv) {
             if (i + 1 < c) must(sqlite3_exec(db, "BEGIN", 0, 0, 0), db, "begin");
         }
     }
-    printf("{\"records\":%d,\"changes\":%d,\"order\":\"%s\",\"transaction_size\":%d,\"cache_kib\":%d,\"page_size\":%d,"
+    printf("{\"records\":%d,\"changes\":%d,\"order\":\"%s\",\"transaction_size\":%d,\"cache_kib\":%d,\"page_size\":%d,\"mmap_mib\":%lld,"
            "\"ms\":%.1f,\"statements_ms\":%.1f,\"commits_ms\":%.1f}\n",
-           n, c, sorted ? "sorted" : "random", per, cache, page, (statements + commits) * 1000, statements * 1000, commits * 1000);
+           n, c, sorted ? "sorted" : "random", per, cache, page, mmap_mib, (statements + commits) * 1000, statements * 1000, commits * 1000);
     sqlite3_finalize(upsert);
     sqlite3_close(db);
     const char *suffixes[] = {"", "-wal", "-shm"};
