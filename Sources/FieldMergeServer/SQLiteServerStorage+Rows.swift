@@ -11,6 +11,11 @@ final class SQLiteServerTable {
     let delete: String
     /// The records of this entity alive and changed in a window of revisions, in log order
     /// (bindings: entity, after, through); the same for deleted ones (id, revision, stamp).
+    ///
+    /// Both walk the log's revision index over the window and keep this entity's entries
+    /// (`+` keeps SQLite from reading them by the log's key instead, which starts with the
+    /// entity: all of the entity's entries, for every page). Ordered as that index is, so
+    /// nothing is sorted.
     let changedAlive: String
     let changedDeleted: String
     /// The two hottest statements, kept here: cheaper than finding them by their SQL text.
@@ -23,7 +28,7 @@ final class SQLiteServerTable {
         let columns = ["\"id\""] + entity.fields.map { Database.quote($0.name) }
             + ["\"__fm_stamps\"", "\"__fm_revision\"", "\"__fm_created\"", "\"__fm_fields\""]
         let joined = columns.map { "t." + $0 }.joined(separator: ", ")
-        let window = "WHERE l.\"entity\" = ? AND l.\"revision\" > ? AND l.\"revision\" <= ? ORDER BY l.\"revision\", l.\"id\""
+        let window = "WHERE +l.\"entity\" = ? AND l.\"revision\" > ? AND l.\"revision\" <= ? ORDER BY l.\"revision\", l.\"entity\", l.\"id\""
         changedAlive = "SELECT \(joined) FROM \"__fm_log\" l JOIN \(table) t ON t.\"id\" = l.\"id\" " + window
         changedDeleted = "SELECT l.\"id\", d.\"revision\", d.\"stamp\" FROM \"__fm_log\" l JOIN \"__fm_deleted\" d "
             + "ON d.\"entity\" = l.\"entity\" AND d.\"id\" = l.\"id\" " + window

@@ -50,10 +50,12 @@ public final class SQLiteServerStorage: ServerStorage {
         }
         migrations = try checkSchema(schema)
         try Self.sqlite { () throws(SQLiteError) in
-            // Catch-up reads one entity's window of revisions at a time; deletes find children.
-            try database.execute("""
-                CREATE INDEX IF NOT EXISTS "__fm_log_entity" ON "__fm_log" ("entity", "revision", "id")
-                """)
+            // The log has one index besides its key: by revision, which catch-up walks one
+            // window at a time. Files made before kept a second one, by entity and revision,
+            // which every write paid for (an entry deleted somewhere in the middle and one
+            // added at the end) and nothing needs: it goes.
+            try database.execute("DROP INDEX IF EXISTS \"__fm_log_entity\"")
+            // Deletes find children.
             for entity in schema.entities {
                 for index in entity.referenceIndexes { try database.execute(index) }
             }
