@@ -143,12 +143,13 @@ struct ResponseApplier {
         }
     }
 
-    /// Whether a conflict answer names a record that explains it: one not sent, sent on
-    /// another revision, or deleted on the server although sent alive.
+    /// Keeps `refusal` aside, once.
     private mutating func park(_ refusal: RefusedRecord) {
         if !outcome.parked.contains(where: { $0.entity == refusal.entity && $0.id == refusal.id }) { outcome.parked.append(refusal) }
     }
 
+    /// Whether a conflict answer names a record that explains it: one not sent, sent on
+    /// another revision, or deleted on the server although sent alive.
     private func explained(_ changeSet: ChangeSet) -> Bool {
         for changes in changeSet.entities {
             let deleted = Set(changes.delete)
