@@ -100,6 +100,7 @@ extension SQLiteServerStorage {
     }
 
     public func forgetDeletion(_ entity: ServerEntity, id: Int64) async throws {
+        windowEntities = nil
         try database.run("DELETE FROM \"__fm_deleted\" WHERE \"entity\" = ? AND \"id\" = ?", [.text(entity.name), .integer(id)])
     }
 
@@ -141,12 +142,14 @@ extension SQLiteServerStorage {
     }
 
     public func changes(_ entity: ServerEntity, after: Int64, through: Int64) async throws -> (alive: [ServerRow], deleted: [Deletion]) {
+        guard let anyDeleted = try entitiesLogged(after: after, through: through)[entity.name] else { return ([], []) }
         let table = table(entity)
         var alive: [ServerRow] = []
         let rows = try database.statement(table.changedAlive)
         defer { rows.reset() }
         try rows.bind([.text(entity.name), .integer(after), .integer(through)])
         while try rows.step() { alive.append(try decodeRow(rows, table, fieldRevisions: false)) }
+        guard anyDeleted else { return (alive, []) }
         var deleted: [Deletion] = []
         let tombstones = try database.statement(table.changedDeleted)
         defer { tombstones.reset() }
@@ -157,6 +160,24 @@ extension SQLiteServerStorage {
                 id: id, revision: tombstones.int64(1), tombstone: try Self.tombstone(tombstones, column: 2, entity: entity.name, id: id)))
         }
         return (alive, deleted)
+    }
+
+    /// The entities with log entries in `after...through`, each with whether any of them is
+    /// a deletion: each entity's statements walk the whole window, so entities without
+    /// entries in it are not asked about (``windowEntities``).
+    private func entitiesLogged(after: Int64, through: Int64) throws(SQLiteError) -> [String: Bool] {
+        if let known = windowEntities, known.after == after, known.through == through { return known.names }
+        let rows = try database.rows(
+            "SELECT DISTINCT l.\"entity\", d.\"id\" IS NOT NULL FROM \"__fm_log\" l LEFT JOIN \"__fm_deleted\" d "
+                + "ON d.\"entity\" = l.\"entity\" AND d.\"id\" = l.\"id\" WHERE l.\"revision\" > ? AND l.\"revision\" <= ?",
+            [.integer(after), .integer(through)])
+        var names: [String: Bool] = [:]
+        for row in rows {
+            guard row.count == 2, case .text(let name) = row[0], case .integer(let deleted) = row[1] else { continue }
+            names[name] = names[name] == true || deleted != 0
+        }
+        if database.isInTransaction { windowEntities = (after, through, names) }
+        return names
     }
 
     // MARK: Rows
@@ -206,6 +227,7 @@ extension SQLiteServerStorage {
     }
 
     private func log(_ entity: String, id: Int64, revision: Int64) throws(SQLiteError) {
+        windowEntities = nil
         try probe.measure(.log) { () throws(SQLiteError) in
             try database.run(
                 "INSERT OR REPLACE INTO \"__fm_log\" (\"entity\", \"id\", \"revision\") VALUES (?, ?, ?)",

@@ -16,6 +16,10 @@ public final class SQLiteServerStorage: ServerStorage {
     private let checkpointer: Checkpointer?
     private var tables: [SQLiteServerTable] = []
     private var savepoints = 0
+    /// The entities with log entries in the window catch-up read last, each with whether any
+    /// of them is a deletion: one walk of the window instead of two per entity. Kept only
+    /// within one transaction and forgotten by any write.
+    var windowEntities: (after: Int64, through: Int64, names: [String: Bool])?
     /// What opening the storage changed in its file to move it to a newer schema version.
     public private(set) var migrations: [SchemaChange] = []
     /// The older schema versions this file was migrated from, whose clients it still answers.
@@ -109,6 +113,8 @@ public final class SQLiteServerStorage: ServerStorage {
 
     private func transaction<T>(writing: Bool, _ body: () async throws -> T) async throws -> T {
         try database.execute(writing ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED")
+        windowEntities = nil
+        defer { windowEntities = nil }
         let result: T
         do {
             result = try await body()

@@ -82,4 +82,35 @@ import Glibc
         #expect(expected.contains { $0.hasPrefix("lists:") && $0.contains("renamed") })
         #expect(try await reader.withStore { try World.contents($0.database, $0.schema) } == expected)
     }
+
+    @Test func aWindowsEntitiesAreReadAgainAfterEveryWrite() async throws {
+        let schema = try syncSchema()
+        let storage = try SQLiteServerStorage()
+        try await storage.open(schema: schema)
+        let lists = ServerEntity(schema.entities[0], position: 0), tasks = ServerEntity(schema.entities[1], position: 1)
+        func row(_ id: Int64, revision: Int64) -> ServerRow {
+            ServerRow(
+                record: Record(entity: "lists", id: id, values: [.text("list \(id)")], stamps: [Stamp(clock: 1 << 16, replica: ReplicaID(1))]),
+                revision: revision, created: revision)
+        }
+        try await storage.write { () async throws in
+            try await storage.write(row(1, revision: 1), of: lists)
+            #expect(try await storage.changes(lists, after: 0, through: 9).alive.map(\.record.id) == [1])
+            #expect(try await storage.changes(tasks, after: 0, through: 9).alive.isEmpty)
+            // Within the same transaction and window: what is written since is seen.
+            try await storage.write(row(2, revision: 2), of: lists)
+            #expect(try await storage.changes(lists, after: 0, through: 9).alive.map(\.record.id) == [1, 2])
+            try await storage.delete(lists, id: 1, tombstone: Stamp(clock: 2 << 16, replica: ReplicaID(1)), revision: 3)
+            let changes = try await storage.changes(lists, after: 0, through: 9)
+            #expect(changes.alive.map(\.record.id) == [2])
+            #expect(changes.deleted.map(\.id) == [1])
+            try await storage.forgetDeletion(lists, id: 1)
+            #expect(try await storage.changes(lists, after: 0, through: 9).deleted.isEmpty)
+        }
+        // And in the next transaction, from the file as committed.
+        try await storage.read { () async throws in
+            #expect(try await storage.changes(lists, after: 0, through: 9).alive.map(\.record.id) == [2])
+            #expect(try await storage.changes(lists, after: 2, through: 9).alive.isEmpty)
+        }
+    }
 }
