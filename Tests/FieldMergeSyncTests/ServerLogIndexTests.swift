@@ -107,7 +107,7 @@ import Glibc
             try await storage.forgetDeletion(lists, id: 1)
             #expect(try await storage.changes(lists, after: 0, through: 9).deleted.isEmpty)
         }
-        // And in the next transaction, from the file as committed.
+        // And in the next transaction, as committed.
         try await storage.read { () async throws in
             #expect(try await storage.changes(lists, after: 0, through: 9).alive.map(\.record.id) == [2])
             #expect(try await storage.changes(lists, after: 2, through: 9).alive.isEmpty)
