@@ -21,6 +21,19 @@ let package = Package(
         .library(name: "FieldMergeSimulation", targets: ["FieldMergeSimulation"]),
         .library(name: "FieldMergeSyncTool", targets: ["FieldMergeSyncTool"]),
         .executable(name: "fieldmerge", targets: ["fieldmerge"]),
+        .executable(name: "fieldmerge-server", targets: ["fieldmerge-server"]),
+    ],
+    // What an app that only syncs a device needs (core, store, protocol, client, HTTP
+    // transport) has no dependency at all. The rest is behind two traits, both on by default
+    // here; an app's package that names FieldMerge with `traits: []` resolves no other
+    // package and compiles none (Specs/architecture.md).
+    traits: [
+        .trait(
+            name: "Server",
+            description: "The HTTP server, bearer tokens and PostgreSQL storage: Hummingbird, swift-log, swift-service-lifecycle, jwt-kit, postgres-nio."
+        ),
+        .trait(name: "Tools", description: "The fieldmerge and fieldmerge-server executables: swift-argument-parser."),
+        .default(enabledTraits: ["Server", "Tools"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -63,9 +76,9 @@ let package = Package(
             name: "FieldMergeServerHTTP",
             dependencies: [
                 "FieldMergeProtocol", "FieldMergeServer",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Server"])),
+                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Server"])),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["Server"])),
             ]
         ),
         // Bearer-token (JWT) authentication and role permissions for the HTTP server.
@@ -73,8 +86,8 @@ let package = Package(
             name: "FieldMergeServerAuth",
             dependencies: [
                 "FieldMerge", "FieldMergeJSON", "FieldMergeProtocol", "FieldMergeServer", "FieldMergeServerHTTP",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Server"])),
+                .product(name: "JWTKit", package: "jwt-kit", condition: .when(traits: ["Server"])),
             ]
         ),
         // The server's storage on PostgreSQL, so several server processes can serve one data
@@ -83,8 +96,8 @@ let package = Package(
             name: "FieldMergeServerPostgres",
             dependencies: [
                 "FieldMerge", "FieldMergeSQLite", "FieldMergeProtocol", "FieldMergeServer",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Server"])),
+                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Server"])),
             ],
             swiftSettings: [.enableUpcomingFeature("NonisolatedNonsendingByDefault")]
         ),
@@ -99,13 +112,25 @@ let package = Package(
             name: "FieldMergeSyncTool",
             dependencies: ["FieldMerge", "FieldMergeJSON", "FieldMergeSQLite", "FieldMergeSync", "FieldMergeSyncHTTP"]
         ),
+        // What the tools share: bench lines, child processes, the sibling executable.
+        .target(name: "FieldMergeToolSupport"),
+        // `fieldmerge`: simulate, sync, merge, schema and the device-side benches. No web
+        // server, PostgreSQL or JWT: the README's first command builds this alone.
         .executableTarget(
             name: "fieldmerge",
             dependencies: [
                 "FieldMerge", "FieldMergeJSON", "FieldMergeWorkload", "FieldMergeSQLite", "FieldMergeProtocol", "FieldMergeSync",
-                "FieldMergeServer", "FieldMergeSyncHTTP", "FieldMergeServerHTTP", "FieldMergeServerAuth", "FieldMergeServerPostgres",
-                "FieldMergeSimulation", "FieldMergeSyncTool",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "FieldMergeServer", "FieldMergeSyncHTTP", "FieldMergeSimulation", "FieldMergeSyncTool", "FieldMergeToolSupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["Tools"])),
+            ]
+        ),
+        // `fieldmerge-server`: serve (SQLite or PostgreSQL, JWT) and bench serve.
+        .executableTarget(
+            name: "fieldmerge-server",
+            dependencies: [
+                "FieldMerge", "FieldMergeJSON", "FieldMergeSQLite", "FieldMergeProtocol", "FieldMergeSync", "FieldMergeServer", "FieldMergeSyncHTTP",
+                "FieldMergeServerHTTP", "FieldMergeServerAuth", "FieldMergeServerPostgres", "FieldMergeSimulation", "FieldMergeToolSupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["Tools"])),
             ]
         ),
         .testTarget(name: "FieldMergeTests", dependencies: ["FieldMerge", "FieldMergeWorkload"]),
@@ -118,16 +143,16 @@ let package = Package(
             dependencies: [
                 "FieldMerge", "FieldMergeSQLite", "FieldMergeProtocol", "FieldMergeSync", "FieldMergeServer", "FieldMergeSyncHTTP",
                 "FieldMergeServerHTTP", "FieldMergeServerAuth", "FieldMergeJSON", "FieldMergeSyncTool",
-                .product(name: "JWTKit", package: "jwt-kit"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "InMemoryLogging", package: "swift-log"),
+                .product(name: "JWTKit", package: "jwt-kit", condition: .when(traits: ["Server"])),
+                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Server"])),
+                .product(name: "InMemoryLogging", package: "swift-log", condition: .when(traits: ["Server"])),
             ]
         ),
         .testTarget(
             name: "FieldMergeServerPostgresTests",
             dependencies: [
                 "FieldMerge", "FieldMergeSQLite", "FieldMergeProtocol", "FieldMergeSync", "FieldMergeServer", "FieldMergeJSON",
-                "FieldMergeServerPostgres", .product(name: "PostgresNIO", package: "postgres-nio"),
+                "FieldMergeServerPostgres", .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Server"])),
             ]
         ),
         .testTarget(

@@ -7,7 +7,8 @@ let package = Package(
     name: "FieldMergeExamples",
     platforms: [.macOS(.v15), .iOS(.v18)],
     dependencies: [
-        .package(name: "FieldMerge", path: ".."),
+        // The in-process server of this example needs the Server trait; no tool is built.
+        .package(name: "FieldMerge", path: "..", traits: ["Server"]),
     ],
     targets: [
         .executableTarget(

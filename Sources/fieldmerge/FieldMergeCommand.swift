@@ -5,6 +5,7 @@ struct FieldMergeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "fieldmerge",
         abstract: "Field-wise three-way merge and sync for offline SQLite replicas.",
-        subcommands: [SimulateCommand.self, ServeCommand.self, SyncCommand.self, MergeCommand.self, SchemaCommand.self, BenchCommand.self]
+        discussion: "The server (serve, bench serve) is a second executable, fieldmerge-server: see `fieldmerge-server --help`.",
+        subcommands: [SimulateCommand.self, SyncCommand.self, MergeCommand.self, SchemaCommand.self, BenchCommand.self, ServeForwarding.self]
     )
 }

@@ -1,3 +1,4 @@
+import FieldMergeToolSupport
 import ArgumentParser
 import FieldMerge
 import FieldMergeProtocol

@@ -1,3 +1,4 @@
+import FieldMergeToolSupport
 import FieldMergeProtocol
 import Synchronization
 

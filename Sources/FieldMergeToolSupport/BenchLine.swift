@@ -4,29 +4,38 @@ import Glibc
 import Darwin
 #endif
 
-/// One JSON line of `fieldmerge bench` output (Specs/benchmarks.md).
-struct BenchLine {
-    var engine = "fieldmerge"
-    var step: String
-    var records: Int
-    var seconds: Double
-    var runs: Int
-    var ops: Int
-    var opUnit: String
-    var extra: [(String, String)] = []
+/// One JSON line of `fieldmerge bench` and `fieldmerge-server bench` output (Specs/benchmarks.md).
+package struct BenchLine {
+    package var engine = "fieldmerge"
+    package var step: String
+    package var records: Int
+    package var seconds: Double
+    package var runs: Int
+    package var ops: Int
+    package var opUnit: String
+    package var extra: [(String, String)] = []
 
-    mutating func add(_ key: String, _ value: Double) { extra.append((key, format(value))) }
-    mutating func add(_ key: String, _ value: Int) { extra.append((key, String(value))) }
-    mutating func add(_ key: String, _ value: Bool) { extra.append((key, value ? "true" : "false")) }
-    mutating func add(_ key: String, _ value: String) { extra.append((key, "\"\(value)\"")) }
+    package init(step: String, records: Int, seconds: Double, runs: Int, ops: Int, opUnit: String) {
+        self.step = step
+        self.records = records
+        self.seconds = seconds
+        self.runs = runs
+        self.ops = ops
+        self.opUnit = opUnit
+    }
+
+    package mutating func add(_ key: String, _ value: Double) { extra.append((key, format(value))) }
+    package mutating func add(_ key: String, _ value: Int) { extra.append((key, String(value))) }
+    package mutating func add(_ key: String, _ value: Bool) { extra.append((key, value ? "true" : "false")) }
+    package mutating func add(_ key: String, _ value: String) { extra.append((key, "\"\(value)\"")) }
     /// Every run's seconds, as a JSON array, beside the median the line reports.
-    mutating func add(_ key: String, _ values: [Double]) { extra.append((key, "[" + values.map(format).joined(separator: ",") + "]")) }
+    package mutating func add(_ key: String, _ values: [Double]) { extra.append((key, "[" + values.map(format).joined(separator: ",") + "]")) }
     /// Named figures, as a JSON object in this order.
-    mutating func add(_ key: String, _ fields: [(String, Double)]) {
+    package mutating func add(_ key: String, _ fields: [(String, Double)]) {
         extra.append((key, "{" + fields.map { "\"\($0.0)\":\(format(($0.1 * 1_000).rounded() / 1_000))" }.joined(separator: ",") + "}"))
     }
 
-    func render() -> String {
+    package func render() -> String {
         var parts: [(String, String)] = [
             ("engine", "\"\(engine)\""), ("step", "\"\(step)\""), ("records", String(records)),
             ("seconds", format(seconds)), ("runs", String(runs)), ("ops", String(ops)),
@@ -48,7 +57,7 @@ struct BenchLine {
 }
 
 /// The process's peak resident set size so far, in MiB.
-func peakResidentMegabytes() -> Double {
+package func peakResidentMegabytes() -> Double {
     var usage = rusage()
     #if canImport(Darwin)
     getrusage(RUSAGE_SELF, &usage)
@@ -63,19 +72,19 @@ func peakResidentMegabytes() -> Double {
 }
 
 /// The time `body` takes, in seconds.
-func seconds(_ body: () throws -> Void) rethrows -> Double {
+package func seconds(_ body: () throws -> Void) rethrows -> Double {
     let elapsed = try ContinuousClock().measure(body)
     return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
 }
 
 /// The median of some times.
-func median(_ times: [Double]) -> Double {
+package func median(_ times: [Double]) -> Double {
     let sorted = times.sorted()
     return sorted.isEmpty ? .nan : sorted[sorted.count / 2]
 }
 
 /// Runs `body` `warmups + runs` times and returns the median time of the timed runs.
-func medianSeconds(runs: Int, warmups: Int = 1, _ body: () throws -> Void) rethrows -> Double {
+package func medianSeconds(runs: Int, warmups: Int = 1, _ body: () throws -> Void) rethrows -> Double {
     for _ in 0..<warmups { try body() }
     var times: [Double] = []
     for _ in 0..<max(1, runs) { times.append(try seconds(body)) }

@@ -6,40 +6,48 @@ import Darwin
 import Foundation
 
 /// A child process run to completion: how it ended, and the resources it used.
-struct ChildExit {
+package struct ChildExit {
     /// The raw status from `wait4`.
-    var status: Int32
+    package var status: Int32
     /// The child's peak resident set size (`rusage.ru_maxrss`), in KiB.
-    var maxResidentKilobytes: Int
+    package var maxResidentKilobytes: Int
     /// Wall time from spawn to reap, in seconds.
-    var seconds: Double
+    package var seconds: Double
 
     /// The exit code, or `nil` if a signal ended the child.
-    var exitCode: Int32? { status & 0x7f == 0 ? (status >> 8) & 0xff : nil }
+    package var exitCode: Int32? { status & 0x7f == 0 ? (status >> 8) & 0xff : nil }
     /// The signal that ended the child, if one did.
-    var signal: Int32? { status & 0x7f == 0 ? nil : status & 0x7f }
+    package var signal: Int32? { status & 0x7f == 0 ? nil : status & 0x7f }
 
     /// How the child ended, for a message: `exit code 1`, `signal 9`.
-    var outcome: String { exitCode.map { "exit code \($0)" } ?? "signal \(signal ?? 0)" }
+    package var outcome: String { exitCode.map { "exit code \($0)" } ?? "signal \(signal ?? 0)" }
 }
 
 /// A failed `posix_spawn` or `wait4`.
-struct ChildProcessError: Error, CustomStringConvertible {
-    var call: String
-    var code: Int32
-    var path: String
+package struct ChildProcessError: Error, CustomStringConvertible {
+    package var call: String
+    package var code: Int32
+    package var path: String
 
-    var description: String { "\(call) \(path): \(String(cString: strerror(code)))" }
+    package var description: String { "\(call) \(path): \(String(cString: strerror(code)))" }
 }
 
-enum ChildProcess {
+package enum ChildProcess {
     /// This executable, to re-run it as a child.
-    static var currentExecutable: String {
+    package static var currentExecutable: String {
         #if os(Linux)
         return "/proc/self/exe"
         #else
         return Bundle.main.executablePath ?? CommandLine.arguments[0]
         #endif
+    }
+
+    /// This executable's real path (through symbolic links), to find files beside it.
+    package static var resolvedCurrentExecutable: String {
+        #if os(Linux)
+        if let path = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") { return path }
+        #endif
+        return URL(fileURLWithPath: Bundle.main.executablePath ?? CommandLine.arguments[0]).resolvingSymlinksInPath().path
     }
 
     /// Runs `path` with `arguments` (after `argv[0]`), sharing this process's stdin, stdout
@@ -49,7 +57,7 @@ enum ChildProcess {
     /// process's high-water mark across `exec`, and `posix_spawn` execs from the parent's
     /// address space, so the figure is never below the parent's own peak at spawn time:
     /// callers keep the parent small and report that floor.
-    static func run(_ path: String, argv0: String, arguments: [String]) throws -> ChildExit {
+    package static func run(_ path: String, argv0: String, arguments: [String]) throws -> ChildExit {
         let argv = ([argv0] + arguments).map { strdup($0) } + [nil]
         let envp = ProcessInfo.processInfo.environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer {

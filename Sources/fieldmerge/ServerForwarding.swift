@@ -1,0 +1,41 @@
+import ArgumentParser
+import FieldMergeToolSupport
+import Foundation
+
+/// `fieldmerge serve ...`: runs `fieldmerge-server serve ...` from the same folder (hidden:
+/// `fieldmerge-server --help` documents it). Exit code 2 when it is not there.
+struct ServeForwarding: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Runs `fieldmerge-server serve` (built with `swift build --product fieldmerge-server`).",
+        shouldDisplay: false
+    )
+
+    @Argument(parsing: .captureForPassthrough, help: "The arguments of `fieldmerge-server serve`.")
+    var arguments: [String] = []
+
+    func run() throws { try forward(["serve"] + arguments) }
+}
+
+/// `fieldmerge bench serve ...`: runs `fieldmerge-server bench serve ...`, likewise.
+struct ServeBenchForwarding: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "HTTP load on the server: runs `fieldmerge-server bench serve`.",
+        shouldDisplay: false
+    )
+
+    @Argument(parsing: .captureForPassthrough, help: "The arguments of `fieldmerge-server bench serve`.")
+    var arguments: [String] = []
+
+    func run() throws { try forward(["bench", "serve"] + arguments) }
+}
+
+private func forward(_ arguments: [String]) throws -> Never {
+    do {
+        try SiblingExecutable.exec("fieldmerge-server", arguments: arguments)
+    } catch {
+        FileHandle.standardError.write(Data("fieldmerge: \(error)\n".utf8))
+        throw ExitCode(2)
+    }
+}
