@@ -12,9 +12,9 @@ public struct ServerError: Error, Sendable, CustomStringConvertible {
         /// The request names no data set the sender may reach (no tenant, or not a valid
         /// one): HTTP 403.
         case forbidden
-        /// The storage was made for another schema (opening it).
+        /// The storage was made for another schema (opening it): HTTP 500.
         case schemaMismatch
-        /// The storage holds data this server cannot read back (damaged).
+        /// The storage holds data this server cannot read back (damaged): HTTP 500.
         case corrupt
         /// The storage failed (busy, full, unreachable); ``cause`` has its error. HTTP 500.
         case storage
@@ -31,8 +31,10 @@ public struct ServerError: Error, Sendable, CustomStringConvertible {
         self.cause = cause
     }
 
-    /// Whether the client may send the same request again later (the storage failed).
-    public var isRetryable: Bool { code == .storage }
+    /// Whether the client may send the same request again later: the storage failed or
+    /// holds what this server cannot read, not the request (``SyncStatus/isRetryable(_:)``
+    /// of ``status``).
+    public var isRetryable: Bool { SyncStatus.isRetryable(status) }
 
     public var description: String { "\(code.rawValue): \(message)" }
 
@@ -42,11 +44,17 @@ public struct ServerError: Error, Sendable, CustomStringConvertible {
         return ServerError(.storage, "\(error)", cause: error)
     }
 
-    /// How a client sees this refusal: retryable failures as a ``TransportError``, the rest as
-    /// a ``SyncRequestRejected`` with the status an HTTP server would give.
-    public var clientError: any Error {
-        isRetryable
-            ? TransportError("the server failed: \(message)")
-            : SyncRequestRejected(status: 400, code: code.rawValue, message: message)
+    /// The status every transport answers this error with (Specs/http.md §9): 400 for a
+    /// request refused as it stands, 403 for one that reaches no data set, 500 when the
+    /// storage failed or cannot be read (retryable: the request was fine).
+    public var status: Int {
+        switch code {
+        case .badRequest, .unsupportedProtocolVersion: 400
+        case .forbidden: 403
+        case .storage, .corrupt, .schemaMismatch: 500
+        }
     }
+
+    /// The error body of an answer with ``status``.
+    public var body: WireErrorBody { WireErrorBody(error: code.rawValue, message: message) }
 }

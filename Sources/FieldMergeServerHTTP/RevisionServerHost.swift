@@ -21,13 +21,6 @@ final class RevisionServerHost: Sendable {
     /// that tenant's file kept.
     private let tenantCodecs = Mutex<[String: WireCodec]>([:])
 
-    /// What one request did to the server.
-    struct Outcome: Sendable {
-        var response: SyncResponse
-        var revisionBefore: Int64
-        var revisionAfter: Int64
-    }
-
     init(_ source: Source) {
         published = Mutex(0)
         self.source = source
@@ -79,11 +72,11 @@ final class RevisionServerHost: Sendable {
     /// Answers one decoded request (one storage transaction).
     ///
     /// - Throws: ``ServerError``; the server has then changed nothing.
-    func handle(_ request: SyncRequest, identity: SyncIdentity?) async throws(ServerError) -> Outcome {
+    func handle(_ request: SyncRequest, identity: SyncIdentity?) async throws(ServerError) -> SyncExchange.Handled {
         let server = try await server(for: identity)
         let (response, before, after) = try await server.handleReporting(request, identity: identity)
         if isSingle { published.withLock { $0 = max($0, after) } }
-        return Outcome(response: response, revisionBefore: before, revisionAfter: after)
+        return SyncExchange.Handled(response: response, revisionBefore: before, revisionAfter: after)
     }
 
     /// Runs `body` with the server.

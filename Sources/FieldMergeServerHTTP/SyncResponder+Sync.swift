@@ -4,7 +4,8 @@ import Hummingbird
 import Logging
 
 extension SyncResponder {
-    /// Why a `POST /sync` is answered with an error; nothing has changed on the server.
+    /// Why a `POST /sync` is answered with an error before the exchange runs (an encoding
+    /// it does not take, a body past the size limit); nothing has changed on the server.
     struct Refusal: Error {
         var status: HTTPResponse.Status
         var body: WireErrorBody
@@ -13,93 +14,68 @@ extension SyncResponder {
             self.status = status
             body = WireErrorBody(error: error, message: message)
         }
-
-        /// 413 for bodies past a size limit, 400 for everything else the codec refuses.
-        init(_ error: WireError) {
-            switch error.code {
-            case .tooLarge, .gzipTooLarge: status = .contentTooLarge
-            case .incompatibleSchema: status = .conflict
-            default: status = .badRequest
-            }
-            body = WireErrorBody(error)
-        }
-
-        /// 400 for a request the server refuses as a whole, 403 for one that reaches no data
-        /// set, 500 when its storage fails or holds damaged data.
-        init(_ error: ServerError) {
-            switch error.code {
-            case .storage, .corrupt, .schemaMismatch: status = .internalServerError
-            case .forbidden: status = .forbidden
-            case .badRequest, .unsupportedProtocolVersion: status = .badRequest
-            }
-            body = WireErrorBody(error: error.code.rawValue, message: error.message)
-        }
     }
 
-    /// `POST /sync`: body → (gunzip) → decode → the server (one transaction) → encode → (gzip).
+    /// `POST /sync`: the body, checked against the size limit and `Content-Encoding`, goes
+    /// through the server's ``SyncExchange`` (inflate, decode, the server in one
+    /// transaction, encode, gzip), whose status and bytes are the answer.
     func sync<Context: SyncRequestContext>(_ request: Request, context: Context) async throws -> Response {
         let start = ContinuousClock.now
         var logger = context.logger
+        let coding = ContentCoding.requestCoding(request.headers[.contentEncoding])
+        let wire: [UInt8]
         do {
-            let coding = ContentCoding.requestCoding(request.headers[.contentEncoding])
             if let coding, coding != "gzip" {
                 throw Refusal(.unsupportedMediaType, "unsupportedEncoding", "Content-Encoding '\(coding)' is not supported; use gzip or none")
             }
-            let wire = try await body(of: request)
-            let json = try decompressed(wire, gzip: coding == "gzip")
-            let codec: WireCodec
-            do throws(ServerError) {
-                codec = try await host.codec(for: context.syncIdentity, limits: configuration.limits, default: self.codec)
-            } catch {
-                throw Refusal(error)
-            }
-            let syncRequest: SyncRequest
-            do throws(WireError) { syncRequest = try codec.decodeRequest(json) } catch { throw Refusal(error) }
-            logger[metadataKey: "client"] = .string(syncRequest.clientID ?? "-")
-            if let identity = context.syncIdentity { logger[metadataKey: "user"] = .string(identity.user) }
-            let outcome: RevisionServerHost.Outcome
-            do throws(ServerError) {
-                outcome = try await host.handle(syncRequest, identity: context.syncIdentity)
-            } catch {
-                throw Refusal(error)
-            }
-
-            // A client of an older schema version is answered in its own.
-            var encoded = codec.codec(answering: syncRequest).encode(outcome.response)
-            let gzipResponse = ContentCoding.acceptsGzip(request.headers[.acceptEncoding])
-            if gzipResponse { encoded = Gzip.compress(encoded, level: configuration.gzipLevel) }
-            host.count {
-                $0.syncs += 1
-                if coding == "gzip" { $0.gzipRequests += 1 }
-                if gzipResponse { $0.gzipResponses += 1 }
-            }
-            let conflicts = outcome.response.changeSets.reduce(0) { $0 + ($1.conflict == true ? 1 : 0) }
-            logger.info("sync", metadata: [
-                "request": .string(syncRequest.requestID ?? "-"),
-                "revision.before": .stringConvertible(outcome.revisionBefore),
-                "revision.after": .stringConvertible(outcome.revisionAfter),
-                "changeSets.sent": .stringConvertible(syncRequest.changeSets.count),
-                "changeSets.answered": .stringConvertible(outcome.response.changeSets.count),
-                "conflicts": .stringConvertible(conflicts),
-                "hasMore": .stringConvertible(outcome.response.hasMore),
-                "bytes.in": .stringConvertible(wire.count),
-                "bytes.out": .stringConvertible(encoded.count),
-                "gzip": .string("\(coding == "gzip" ? "in" : "-")/\(gzipResponse ? "out" : "-")"),
-                "duration.ms": .string(Self.milliseconds(ContinuousClock.now - start)),
-            ])
-            var headers: HTTPFields = [.contentType: "application/json", .vary: "Accept-Encoding"]
-            if gzipResponse { headers[.contentEncoding] = "gzip" }
-            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: encoded)))
+            wire = try await body(of: request)
         } catch let refusal as Refusal {
-            host.count { $0.rejected += refusal.status.code == 500 ? 0 : 1 }
-            logger.notice("sync refused", metadata: [
-                "status": .stringConvertible(refusal.status.code),
-                "error": .string(refusal.body.error),
-                "message": .string(refusal.body.message),
-                "duration.ms": .string(Self.milliseconds(ContinuousClock.now - start)),
-            ])
-            return errorResponse(refusal.status, refusal.body)
+            return refused(SyncExchange.failure(Int(refusal.status.code), refusal.body), logger: logger, start: start)
         }
+        let gzipResponse = ContentCoding.acceptsGzip(request.headers[.acceptEncoding])
+        let reply = await exchange.run(
+            wire, gzip: coding == "gzip", answerGzip: gzipResponse, identity: context.syncIdentity,
+            route: HostRoute(host: host, limits: configuration.limits, codec: codec))
+        if let syncRequest = reply.request { logger[metadataKey: "client"] = .string(syncRequest.clientID ?? "-") }
+        if let identity = context.syncIdentity { logger[metadataKey: "user"] = .string(identity.user) }
+        guard let handled = reply.handled, let syncRequest = reply.request, reply.status == SyncStatus.ok else {
+            return refused(reply, logger: logger, start: start)
+        }
+        host.count {
+            $0.syncs += 1
+            if coding == "gzip" { $0.gzipRequests += 1 }
+            if gzipResponse { $0.gzipResponses += 1 }
+        }
+        let conflicts = handled.response.changeSets.reduce(0) { $0 + ($1.conflict == true ? 1 : 0) }
+        logger.info("sync", metadata: [
+            "request": .string(syncRequest.requestID ?? "-"),
+            "revision.before": .stringConvertible(handled.revisionBefore),
+            "revision.after": .stringConvertible(handled.revisionAfter),
+            "changeSets.sent": .stringConvertible(syncRequest.changeSets.count),
+            "changeSets.answered": .stringConvertible(handled.response.changeSets.count),
+            "conflicts": .stringConvertible(conflicts),
+            "hasMore": .stringConvertible(handled.response.hasMore),
+            "bytes.in": .stringConvertible(wire.count),
+            "bytes.out": .stringConvertible(reply.body.count),
+            "gzip": .string("\(coding == "gzip" ? "in" : "-")/\(reply.isGzip ? "out" : "-")"),
+            "duration.ms": .string(Self.milliseconds(ContinuousClock.now - start)),
+        ])
+        var headers: HTTPFields = [.contentType: "application/json", .vary: "Accept-Encoding"]
+        if reply.isGzip { headers[.contentEncoding] = "gzip" }
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: reply.body)))
+    }
+
+    /// The answer to a refused request: its status and JSON error body, counted and logged.
+    private func refused(_ reply: SyncExchange.Reply, logger: Logger, start: ContinuousClock.Instant) -> Response {
+        let body = reply.error ?? WireErrorBody(error: "http\(reply.status)", message: "")
+        host.count { $0.rejected += SyncStatus.isRetryable(reply.status) ? 0 : 1 }
+        logger.notice("sync refused", metadata: [
+            "status": .stringConvertible(reply.status),
+            "error": .string(body.error),
+            "message": .string(body.message),
+            "duration.ms": .string(Self.milliseconds(ContinuousClock.now - start)),
+        ])
+        return errorResponse(HTTPResponse.Status(code: reply.status), body)
     }
 
     /// The body as it arrived, refused past ``SyncHTTPServer/Configuration/maxRequestBytes``
@@ -125,19 +101,26 @@ extension SyncResponder {
             "request body of \(size) bytes or more exceeds the limit of \(configuration.maxRequestBytes) bytes")
     }
 
-    private func decompressed(_ bytes: [UInt8], gzip: Bool) throws(Refusal) -> [UInt8] {
-        guard gzip else { return bytes }
-        // Inflated against the request limit: a small bomb costs no more memory than a
-        // large plain body may.
-        let limit = min(configuration.maxRequestBytes, configuration.limits.maxBytes, configuration.limits.maxDecompressedBytes)
-        do { return try Gzip.decompress(bytes, limit: limit) } catch { throw Refusal(error) }
-    }
-
     /// `12.345`.
     static func milliseconds(_ duration: Duration) -> String {
         let (seconds, attoseconds) = duration.components
         let micros = seconds * 1_000_000 + attoseconds / 1_000_000_000_000
         let fraction = String(micros % 1000)
         return "\(micros / 1000).\(String(repeating: "0", count: 3 - fraction.count))\(fraction)"
+    }
+}
+
+/// The endpoint's host as the exchange's route: one server, or one per tenant.
+struct HostRoute: SyncRoute {
+    let host: RevisionServerHost
+    let limits: WireLimits
+    let codec: WireCodec
+
+    func codec(for identity: SyncIdentity?) async throws(ServerError) -> WireCodec {
+        try await host.codec(for: identity, limits: limits, default: codec)
+    }
+
+    func handle(_ request: SyncRequest, identity: SyncIdentity?) async throws(ServerError) -> SyncExchange.Handled {
+        try await host.handle(request, identity: identity)
     }
 }

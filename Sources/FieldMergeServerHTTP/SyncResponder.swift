@@ -10,6 +10,14 @@ struct SyncResponder: Sendable {
     let codec: WireCodec
     let configuration: SyncHTTPServer.Configuration
 
+    /// The server's exchange, under this endpoint's limits: a gzip'd body inflates to no more
+    /// than a plain one may be (so a small bomb costs no more memory than a large body).
+    var exchange: SyncExchange {
+        SyncExchange(
+            inflateLimit: min(configuration.maxRequestBytes, configuration.limits.maxBytes, configuration.limits.maxDecompressedBytes),
+            gzipLevel: configuration.gzipLevel)
+    }
+
     private static let otherMethods: [HTTPRequest.Method] = [.get, .head, .post, .put, .delete, .patch, .options]
 
     /// Adds the routes to `router`; middleware added to it before or after applies to them.

@@ -29,15 +29,18 @@ public struct WireMetrics: Sendable, Equatable {
 /// restarted from its file), or a remote server behind a caller's transport. It counts what
 /// crosses the wire, raw and gzip'd.
 public actor ServerEndpoint: SyncTransport {
-    private var server: RevisionServer?
+    private var server: RevisionServer? {
+        didSet { route = server.map { ClientAsUser(server: SingleServerRoute($0)) } }
+    }
+    /// The in-process server's route, its codec made once per server.
+    private var route: ClientAsUser?
     private let remote: (any SyncTransport)?
     private var reopen: (@Sendable () throws -> RevisionServer)?
-    private var codec: WireCodec
     public private(set) var metrics = WireMetrics()
 
     /// A server in this process; `reopen` opens it again from its file (for a restart).
-    init(server: sending RevisionServer, reopen: @escaping @Sendable () throws -> RevisionServer) {
-        codec = server.wireCodec()
+    package init(server: sending RevisionServer, reopen: @escaping @Sendable () throws -> RevisionServer) {
+        route = ClientAsUser(server: SingleServerRoute(server))
         self.server = server
         self.reopen = reopen
         remote = nil
@@ -45,9 +48,9 @@ public actor ServerEndpoint: SyncTransport {
 
     /// A remote server.
     init(remote: any SyncTransport, schema: Schema) {
-        codec = WireCodec(schema: schema)
         self.remote = remote
         server = nil
+        route = nil
         reopen = nil
     }
 
@@ -65,25 +68,17 @@ public actor ServerEndpoint: SyncTransport {
             metrics.rawBytesDown += (try? Gzip.decompressIfGzip(answer, limit: limit).count) ?? 0
             return answer
         }
-        guard let server else { throw TransportError("the server is down") }
-        let response: SyncResponse, answering: WireCodec
-        do {
-            let json = gzip ? try Gzip.decompress(body, limit: limit) : body
-            metrics.rawBytesUp += json.count
-            // The client id stands for the authenticated user, as a token's subject would.
-            let request = try codec.decodeRequest(json)
-            answering = codec.codec(answering: request)  // an older schema version's client: its own
-            response = try await server.handle(request, identity: request.clientID.map { SyncIdentity(user: $0) })
-        } catch {
-            // What HTTP would answer with 400: the client sees a failed request.
+        guard let route else { throw TransportError("the server is down") }
+        let reply = await SyncExchange().run(body, gzip: gzip, answerGzip: gzip, identity: nil, route: route)
+        metrics.rawBytesUp += reply.requestBytes
+        if let error = reply.clientError(origin: "the simulation's server") {
+            // As over HTTP: a body it cannot read is refused (400), a failing storage is 500.
             metrics.rejected += 1
-            throw TransportError("the server refused the request: \(error)")
+            throw error
         }
-        let encoded = answering.encode(response)
-        metrics.rawBytesDown += encoded.count
-        let answer = gzip ? Gzip.compress(encoded) : encoded
-        metrics.gzipBytesDown += answer.count
-        return answer
+        metrics.rawBytesDown += reply.responseBytes
+        metrics.gzipBytesDown += reply.body.count
+        return reply.body
     }
 
     /// Closes the server's database and opens it again from its file.
@@ -101,7 +96,7 @@ public actor ServerEndpoint: SyncTransport {
         await old.close()
         server = nil
         let upgraded = try open()
-        (server, reopen, codec) = (upgraded, open, upgraded.wireCodec())
+        (server, reopen) = (upgraded, open)
         return upgraded.migrations
     }
 
@@ -109,5 +104,17 @@ public actor ServerEndpoint: SyncTransport {
     func withServer<T: Sendable>(_ body: (RevisionServer) async throws -> T) async rethrows -> T? {
         guard let server else { return nil }
         return try await body(server)
+    }
+}
+
+/// The in-process server, each request sent under its client id as the user, as a token's
+/// subject would name it over HTTP.
+private struct ClientAsUser: SyncRoute {
+    let server: SingleServerRoute
+
+    func codec(for identity: SyncIdentity?) async throws(ServerError) -> WireCodec { server.codec }
+
+    func handle(_ request: SyncRequest, identity: SyncIdentity?) async throws(ServerError) -> SyncExchange.Handled {
+        try await server.handle(request, identity: identity ?? request.clientID.map { SyncIdentity(user: $0) })
     }
 }

@@ -116,18 +116,10 @@ public struct HTTPTransport: SyncTransport {
         }
         guard let http = response as? HTTPURLResponse else { throw TransportError("not an HTTP response from \(url)") }
         let bytes = [UInt8](data)
-        switch http.statusCode {
-        case 200..<300:
-            return bytes
-        case 408, 429, 500...:
-            let detail = Self.detail(bytes).map { ": \($0.message)" } ?? ""
-            throw TransportError("HTTP \(http.statusCode) from \(url)\(detail)")
-        default:
-            let detail = Self.detail(bytes)
-            throw SyncRequestRejected(
-                status: http.statusCode, code: detail?.error ?? "http\(http.statusCode)",
-                message: detail?.message ?? "HTTP \(http.statusCode) from \(url)")
+        guard (200..<300).contains(http.statusCode) else {
+            throw SyncStatus.clientError(status: http.statusCode, body: bytes, origin: url.absoluteString)
         }
+        return bytes
     }
 }
 

@@ -1,0 +1,131 @@
+import FieldMerge
+import FieldMergeProtocol
+
+/// Where an exchange finds the server of a request: one ``RevisionServer``, or one per
+/// tenant (the HTTP endpoint's host).
+public protocol SyncRoute: Sendable {
+    /// The codec that reads the request of `identity`.
+    /// - Throws: ``ServerError`` (``ServerError/Code/forbidden`` for no valid tenant).
+    func codec(for identity: SyncIdentity?) async throws(ServerError) -> WireCodec
+    /// Answers one decoded request (one storage transaction), with the server's revision
+    /// before and after it.
+    /// - Throws: ``ServerError``; the server has then changed nothing.
+    func handle(_ request: SyncRequest, identity: SyncIdentity?) async throws(ServerError) -> SyncExchange.Handled
+}
+
+/// One server, its codec made once.
+public struct SingleServerRoute: SyncRoute {
+    public let server: RevisionServer
+    public let codec: WireCodec
+
+    public init(_ server: RevisionServer, limits: WireLimits = WireLimits()) {
+        self.server = server
+        codec = server.wireCodec(limits: limits)
+    }
+
+    public func codec(for identity: SyncIdentity?) async throws(ServerError) -> WireCodec { codec }
+
+    public func handle(_ request: SyncRequest, identity: SyncIdentity?) async throws(ServerError) -> SyncExchange.Handled {
+        let (response, before, after) = try await server.handleReporting(request, identity: identity)
+        return SyncExchange.Handled(response: response, revisionBefore: before, revisionAfter: after)
+    }
+}
+
+/// One exchange of the revision protocol, bytes in and a status plus bytes out: inflate,
+/// decode, the server (one transaction), encode, gzip. Every transport runs it (the HTTP
+/// endpoint, ``InProcessTransport``, the simulation's server), so that every failure has one
+/// status everywhere (``ServerError/status``, ``WireError/status``, Specs/http.md §9) and a
+/// client sees it alike through each (``SyncStatus/clientError(status:detail:origin:)``).
+public struct SyncExchange: Sendable {
+    /// What the server did with a request it answered.
+    public struct Handled: Sendable {
+        public var response: SyncResponse
+        public var revisionBefore: Int64
+        public var revisionAfter: Int64
+
+        public init(response: SyncResponse, revisionBefore: Int64, revisionAfter: Int64) {
+            self.response = response
+            self.revisionBefore = revisionBefore
+            self.revisionAfter = revisionAfter
+        }
+    }
+
+    /// The answer to one exchange.
+    public struct Reply: Sendable {
+        /// ``SyncStatus/ok``, or the failure's status; a failure changed nothing.
+        public var status: Int
+        /// The encoded response (gzip'd when ``isGzip``), or the JSON error body.
+        public var body: [UInt8]
+        public var isGzip: Bool
+        /// The failure, when ``status`` is not ``SyncStatus/ok``.
+        public var error: WireErrorBody?
+        /// The request, when it could be decoded.
+        public var request: SyncRequest?
+        /// What the server did, when it answered.
+        public var handled: Handled?
+        /// The request's JSON and the response's JSON, in bytes (0 where there was none).
+        public var requestBytes = 0, responseBytes = 0
+
+        /// The error a client throws for this reply, nil when it succeeded
+        /// (``SyncStatus/clientError(status:detail:origin:)``).
+        public func clientError(origin: String) -> (any Error)? {
+            status == SyncStatus.ok ? nil : SyncStatus.clientError(status: status, detail: error, origin: origin)
+        }
+    }
+
+    /// The largest request JSON inflated from a gzip'd body.
+    public var inflateLimit: Int
+    /// The gzip level of responses.
+    public var gzipLevel: Int32
+    /// Hears the time of decoding requests and encoding answers.
+    public var probe: (any SyncProbe)?
+
+    public init(inflateLimit: Int = WireLimits().maxDecompressedBytes, gzipLevel: Int32 = Gzip.defaultLevel, probe: (any SyncProbe)? = nil) {
+        self.inflateLimit = inflateLimit
+        self.gzipLevel = gzipLevel
+        self.probe = probe
+    }
+
+    /// Runs one exchange.
+    ///
+    /// - Parameters:
+    ///   - body: The request's bytes as they arrived.
+    ///   - gzip: Whether `body` is gzip'd (the transport's `Content-Encoding`).
+    ///   - answerGzip: Whether to gzip the response (an error body never is).
+    ///   - identity: Who sent it, as the transport authenticated it.
+    ///   - route: Where the request's server is.
+    public func run(
+        _ body: [UInt8], gzip: Bool, answerGzip: Bool, identity: SyncIdentity?, route: some SyncRoute
+    ) async -> Reply {
+        var requestBytes = 0
+        var request: SyncRequest?
+        do {
+            let codec = try await route.codec(for: identity)
+            let decoded = try probe.measure(.serverDecode) { () throws(WireError) in
+                let json = gzip ? try Gzip.decompress(body, limit: inflateLimit) : body
+                requestBytes = json.count
+                return try codec.decodeRequest(json)
+            }
+            request = decoded
+            let handled = try await route.handle(decoded, identity: identity)
+            // A client of an older schema version is answered in its own.
+            let encoded = probe.measure(.responseEncode) { codec.codec(answering: decoded).encode(handled.response) }
+            let answer = answerGzip ? probe.measure(.responseGzip) { Gzip.compress(encoded, level: gzipLevel) } : encoded
+            return Reply(
+                status: SyncStatus.ok, body: answer, isGzip: answerGzip, request: decoded, handled: handled,
+                requestBytes: requestBytes, responseBytes: encoded.count)
+        } catch let error as WireError {
+            return Self.failure(error.status, WireErrorBody(error), request: request, requestBytes: requestBytes)
+        } catch let error as ServerError {
+            return Self.failure(error.status, error.body, request: request, requestBytes: requestBytes)
+        } catch {
+            let wrapped = ServerError.wrapping(error)
+            return Self.failure(wrapped.status, wrapped.body, request: request, requestBytes: requestBytes)
+        }
+    }
+
+    /// A failed exchange: the status and its JSON error body.
+    public static func failure(_ status: Int, _ error: WireErrorBody, request: SyncRequest? = nil, requestBytes: Int = 0) -> Reply {
+        Reply(status: status, body: error.json, isGzip: false, error: error, request: request, requestBytes: requestBytes)
+    }
+}
