@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "FieldMergeProtocol", targets: ["FieldMergeProtocol"]),
         .library(name: "FieldMergeSync", targets: ["FieldMergeSync"]),
         .library(name: "FieldMergeServer", targets: ["FieldMergeServer"]),
+        .library(name: "FieldMergeServerSQLite", targets: ["FieldMergeServerSQLite"]),
         .library(name: "FieldMergeWorkload", targets: ["FieldMergeWorkload"]),
         .library(name: "FieldMergeSyncHTTP", targets: ["FieldMergeSyncHTTP"]),
         .library(name: "FieldMergeServerHTTP", targets: ["FieldMergeServerHTTP"]),
@@ -50,8 +51,11 @@ let package = Package(
         .target(name: "FieldMerge"),
         // The system's SQLite, through a module map and nothing else.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
-        // Thin persistence on the SQLite C API: app tables, sync metadata, outbox, ids.
-        .target(name: "FieldMergeSQLite", dependencies: ["FieldMerge", "CSQLite"]),
+        // The SQLite driver: connections, statements, transactions, checkpoints, the executor
+        // that keeps blocking calls off the shared pool. Knows no store and no server.
+        .target(name: "FieldMergeSQLiteDriver", dependencies: ["FieldMerge", "CSQLite"]),
+        // The device's store on the driver: app tables, sync metadata, outbox, temporary ids.
+        .target(name: "FieldMergeSQLite", dependencies: ["FieldMerge", "FieldMergeSQLiteDriver"]),
         // zlib, for gzip on the wire.
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // The revision protocol's bytes: wire model, codec, gzip, the transport protocol.
@@ -59,10 +63,15 @@ let package = Package(
         // What a device links: SyncClient over a SyncTransport, on the store. No server code.
         .target(name: "FieldMergeSync", dependencies: ["FieldMerge", "FieldMergeSQLite", "FieldMergeProtocol"]),
         // The server's logic (strict and merge mode, replay, paging) over its storage, the
-        // embedded SQLite storage, and the in-process transport.
+        // exchange every transport runs, and the in-process transport. No storage here.
         .target(
-            name: "FieldMergeServer", dependencies: ["FieldMerge", "FieldMergeSQLite", "FieldMergeProtocol"],
+            name: "FieldMergeServer", dependencies: ["FieldMerge", "FieldMergeProtocol"],
             // Storage calls (nonisolated async) run on the server actor's own executor.
+            swiftSettings: [.enableUpcomingFeature("NonisolatedNonsendingByDefault")]
+        ),
+        // The server's storage on SQLite (the embedded default), beside the PostgreSQL one.
+        .target(
+            name: "FieldMergeServerSQLite", dependencies: ["FieldMerge", "FieldMergeProtocol", "FieldMergeServer", "FieldMergeSQLiteDriver"],
             swiftSettings: [.enableUpcomingFeature("NonisolatedNonsendingByDefault")]
         ),
         // JSON documents (schemas, records, merge requests) for tools and tests.
@@ -95,7 +104,7 @@ let package = Package(
         .target(
             name: "FieldMergeServerPostgres",
             dependencies: [
-                "FieldMerge", "FieldMergeSQLite", "FieldMergeProtocol", "FieldMergeServer",
+                "FieldMerge", "FieldMergeProtocol", "FieldMergeServer",
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Server"])),
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Server"])),
             ],
@@ -104,7 +113,7 @@ let package = Package(
         // `fieldmerge simulate`: devices, faults, oracle. Transport-agnostic (no HTTP here).
         .target(
             name: "FieldMergeSimulation",
-            dependencies: ["FieldMerge", "FieldMergeSQLite", "FieldMergeProtocol", "FieldMergeSync", "FieldMergeServer", "FieldMergeWorkload"]
+            dependencies: ["FieldMerge", "FieldMergeSQLite", "FieldMergeProtocol", "FieldMergeSync", "FieldMergeServer", "FieldMergeServerSQLite", "FieldMergeWorkload"]
         ),
         // `fieldmerge sync`: one replica file synced with a server over HTTP, its outcome and
         // exit codes; a library so that tests run it against a live server.
@@ -120,7 +129,7 @@ let package = Package(
             name: "fieldmerge",
             dependencies: [
                 "FieldMerge", "FieldMergeJSON", "FieldMergeWorkload", "FieldMergeSQLite", "FieldMergeProtocol", "FieldMergeSync",
-                "FieldMergeServer", "FieldMergeSyncHTTP", "FieldMergeSimulation", "FieldMergeSyncTool", "FieldMergeToolSupport",
+                "FieldMergeServer", "FieldMergeServerSQLite", "FieldMergeSyncHTTP", "FieldMergeSimulation", "FieldMergeSyncTool", "FieldMergeToolSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["Tools"])),
             ]
         ),
@@ -128,20 +137,20 @@ let package = Package(
         .executableTarget(
             name: "fieldmerge-server",
             dependencies: [
-                "FieldMerge", "FieldMergeJSON", "FieldMergeSQLite", "FieldMergeProtocol", "FieldMergeSync", "FieldMergeServer", "FieldMergeSyncHTTP",
+                "FieldMerge", "FieldMergeJSON", "FieldMergeSQLite", "FieldMergeProtocol", "FieldMergeSync", "FieldMergeServer", "FieldMergeServerSQLite", "FieldMergeSyncHTTP",
                 "FieldMergeServerHTTP", "FieldMergeServerAuth", "FieldMergeServerPostgres", "FieldMergeSimulation", "FieldMergeToolSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["Tools"])),
             ]
         ),
         .testTarget(name: "FieldMergeTests", dependencies: ["FieldMerge", "FieldMergeWorkload"]),
         .testTarget(name: "FieldMergeSQLiteTests", dependencies: ["FieldMerge", "FieldMergeSQLite", "FieldMergeWorkload"]),
-        .testTarget(name: "FieldMergeSyncTests", dependencies: ["FieldMerge", "FieldMergeSQLite", "FieldMergeProtocol", "FieldMergeSync", "FieldMergeServer", "FieldMergeWorkload", "FieldMergeJSON"]),
+        .testTarget(name: "FieldMergeSyncTests", dependencies: ["FieldMerge", "FieldMergeSQLite", "FieldMergeProtocol", "FieldMergeSync", "FieldMergeServer", "FieldMergeServerSQLite", "FieldMergeWorkload", "FieldMergeJSON"]),
         .testTarget(name: "FieldMergeJSONTests", dependencies: ["FieldMerge", "FieldMergeJSON"]),
         .testTarget(name: "FieldMergeWorkloadTests", dependencies: ["FieldMerge", "FieldMergeWorkload"]),
         .testTarget(
             name: "FieldMergeServerHTTPTests",
             dependencies: [
-                "FieldMerge", "FieldMergeSQLite", "FieldMergeProtocol", "FieldMergeSync", "FieldMergeServer", "FieldMergeSyncHTTP",
+                "FieldMerge", "FieldMergeSQLite", "FieldMergeProtocol", "FieldMergeSync", "FieldMergeServer", "FieldMergeServerSQLite", "FieldMergeSyncHTTP",
                 "FieldMergeServerHTTP", "FieldMergeServerAuth", "FieldMergeJSON", "FieldMergeSyncTool", "FieldMergeSimulation",
                 .product(name: "JWTKit", package: "jwt-kit", condition: .when(traits: ["Server"])),
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Server"])),
@@ -151,13 +160,13 @@ let package = Package(
         .testTarget(
             name: "FieldMergeServerPostgresTests",
             dependencies: [
-                "FieldMerge", "FieldMergeSQLite", "FieldMergeProtocol", "FieldMergeSync", "FieldMergeServer", "FieldMergeJSON",
+                "FieldMerge", "FieldMergeSQLite", "FieldMergeProtocol", "FieldMergeSync", "FieldMergeServer", "FieldMergeServerSQLite", "FieldMergeJSON",
                 "FieldMergeServerPostgres", .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Server"])),
             ]
         ),
         .testTarget(
             name: "FieldMergeSimulationTests",
-            dependencies: ["FieldMerge", "FieldMergeSQLite", "FieldMergeProtocol", "FieldMergeSync", "FieldMergeServer", "FieldMergeSimulation"]
+            dependencies: ["FieldMerge", "FieldMergeSQLite", "FieldMergeProtocol", "FieldMergeSync", "FieldMergeServer", "FieldMergeServerSQLite", "FieldMergeSimulation"]
         ),
     ],
     swiftLanguageModes: [.v6]

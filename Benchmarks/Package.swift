@@ -13,7 +13,8 @@ let package = Package(
     name: "FieldMergeBenchmarks",
     platforms: [.macOS(.v15)],
     dependencies: [
-        .package(path: ".."),
+        // No web server, PostgreSQL, JWT or command line: none of the measured products needs them.
+        .package(path: "..", traits: []),
         // Only the malloc interposer: the default traits need a package this machine lacks.
         // No jemalloc either: on Swift 6.3 the interposer counts mallocs by itself.
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
@@ -28,7 +29,7 @@ let package = Package(
         suite("StoreBenchmarks", ["FieldMerge", "FieldMergeSQLite", "FieldMergeWorkload"]),
         suite("CodecBenchmarks", ["FieldMerge", "FieldMergeProtocol", "FieldMergeWorkload"]),
         suite("SyncBenchmarks", [
-            "FieldMerge", "FieldMergeSQLite", "FieldMergeProtocol", "FieldMergeSync", "FieldMergeServer", "FieldMergeWorkload",
+            "FieldMerge", "FieldMergeSQLite", "FieldMergeProtocol", "FieldMergeSync", "FieldMergeServer", "FieldMergeServerSQLite", "FieldMergeWorkload",
         ]),
     ],
     swiftLanguageModes: [.v6]

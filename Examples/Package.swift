@@ -19,6 +19,7 @@ let package = Package(
                 .product(name: "FieldMergeSync", package: "FieldMerge"),
                 .product(name: "FieldMergeSyncHTTP", package: "FieldMerge"),
                 .product(name: "FieldMergeServer", package: "FieldMerge"),
+                .product(name: "FieldMergeServerSQLite", package: "FieldMerge"),
                 .product(name: "FieldMergeServerHTTP", package: "FieldMerge"),
             ],
             path: "Sources/TeamTasks"

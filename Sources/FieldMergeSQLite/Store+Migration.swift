@@ -199,7 +199,11 @@ struct Migration {
         try dropTriggers(entity.name)
         let shadow = try shadowExists(entity.name)
         for table in [entity.name] + (shadow ? ["__fm_shadow_\(entity.name)"] : []) {
-            try ColumnConversion(database: database, table: table, entity: entity, field: field, from: oldType).run()
+            do {
+                try ColumnConversion(database: database, table: table, entity: entity, field: field, from: oldType).run()
+            } catch let failure as ColumnConversion.Failure {
+                throw StoreError(failure.isCorrupt ? .corrupt : .invalidRecord, failure.message, entity: failure.entity, id: failure.id)
+            }
         }
         var before = entity
         before.fields[field].type = oldType

@@ -45,7 +45,7 @@ public final class Store {
     static let format: Int64 = 1
 
     /// Closes the store's connection at once, with the statements the store keeps
-    /// (``Database/close()`` alone leaves the connection open until those are released; the
+    /// (`Database.close()` alone leaves the connection open until those are released; the
     /// last connection to close moves the log into the file). Later use of the store fails
     /// with a closed-database error.
     public func close() {
@@ -62,7 +62,7 @@ public final class Store {
     ///   - replica: The replica id for a new store (a random one if nil); an existing store
     ///     keeps its own.
     ///   - wall: The wall clock for stamps.
-    ///   - options: How SQLite opens the file (``Database/Options``: busy timeout, durability).
+    ///   - options: How SQLite opens the file (`Database.Options`: busy timeout, durability).
     /// - Throws: ``StoreError`` with ``StoreError/Code/schemaMismatch`` (saying what
     ///   differs) when the file holds another schema, ``StoreError/Code/corrupt`` when it is
     ///   not a FieldMerge store, ``StoreError/Code/sqlite`` when SQLite fails.
@@ -136,7 +136,7 @@ public final class Store {
                 let state: [(String, SQLValue)] = [
                     ("format", .integer(format)), ("replica", .integer(Int64(bitPattern: replica.rawValue))),
                     ("clock", .integer(0)), ("maxRevision", .integer(0)), ("nextTemporaryID", .integer(-1)),
-                    ("schema", .text(StoreSchema.describe(schema).joined(separator: "\n"))),
+                    ("schema", .text(schema.describedLines.joined(separator: "\n"))),
                     ("schemaVersion", .integer(Int64(schema.version))),
                 ]
                 for (key, value) in state {
@@ -170,11 +170,11 @@ public final class Store {
             throw StoreError(.corrupt, "store format \(try integer("format")) is not the supported format \(format)")
         }
         guard case .text(let stored)? = values["schema"] else { throw StoreError(.corrupt, "the store's state lacks 'schema'") }
-        let expected = StoreSchema.describe(schema)
+        let expected = schema.describedLines
         let storedLines = stored.split(separator: "\n", omittingEmptySubsequences: true).map(String.init)
         guard storedLines == expected else {
             throw StoreError(.schemaMismatch, "the file was created with another schema: "
-                + StoreSchema.differences(stored: storedLines, expected: expected))
+                + schema.differences(fromStored: storedLines))
         }
         return State(
             replica: ReplicaID(UInt64(bitPattern: try integer("replica"))),

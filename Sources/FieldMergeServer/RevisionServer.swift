@@ -1,6 +1,5 @@
 import FieldMerge
 import FieldMergeProtocol
-import FieldMergeSQLite
 
 /// The server's side of the revision protocol, over a ``ServerStorage``.
 ///
@@ -61,9 +60,11 @@ public actor RevisionServer {
     public nonisolated let schema: Schema
     let options: Options
     let storage: any ServerStorage
-    /// The same storage, reachable from outside the actor only by ``database`` (tests).
-    private nonisolated(unsafe) let unsafeStorage: any ServerStorage
-    private nonisolated let executor: DatabaseExecutor
+    /// The same storage, reachable from outside the actor (tests that inspect it between
+    /// requests; FieldMergeServerSQLite's `database`).
+    package nonisolated(unsafe) let unsafeStorage: any ServerStorage
+    /// Storages may block (SQLite): the server never runs on Swift concurrency's shared pool.
+    private nonisolated let executor: SerialQueueExecutor
     /// The schema's entities as the server uses them, by position and by name.
     let entities: [ServerEntity]
     let positions: [String: Int]
@@ -102,34 +103,18 @@ public actor RevisionServer {
             migrations: storage.migrations, olderSchemas: storage.olderSchemas)
     }
 
-    /// A server on SQLite (the embedded default): a file, or a private in-memory database.
-    ///
-    /// - Parameter database: How to open it; `durableAcrossPowerLoss` makes every answered
-    ///   request survive a power loss (each commit waits for the disk).
-    /// - Throws: ``ServerError``, as ``init(storage:schema:options:replica:wall:)``.
-    public init(
-        _ location: Database.Location = .memory, schema: Schema, options: Options = Options(),
-        replica: ReplicaID = ReplicaID(0x5E_5E), wall: any WallClock = SystemWallClock(),
-        database: Database.Options = Database.Options()
-    ) throws(ServerError) {
-        let storage = try SQLiteServerStorage(location, options: database)
-        storage.probe = options.probe
-        try storage.prepare(schema: schema)
-        self.init(
-            prepared: storage, state: try storage.currentState(), schema: schema, options: options, replica: replica, wall: wall,
-            migrations: storage.migrations, olderSchemas: storage.olderSchemas)
-    }
-
-    /// What opening the SQLite storage changed in its file to move it to a newer schema
+    /// What opening the storage changed in it to move it to a newer schema
     /// version (Specs/schema.md, "Evolution"); empty otherwise.
     public nonisolated let migrations: [SchemaChange]
 
     /// The older versions of ``schema`` whose clients this server still answers, each in its
-    /// own schema (Specs/schema.md, "Mixed-version fleets"): the versions its SQLite file was
+    /// own schema (Specs/schema.md, "Mixed-version fleets"): the versions its storage was
     /// migrated from. Clients of other versions are refused (`incompatibleSchema`).
     public nonisolated let olderSchemas: [OlderSchema]
 
-    private init(
+    /// A server over a storage already opened and prepared for `schema`, whose state is
+    /// `state` (storages that open without suspending: FieldMergeServerSQLite).
+    package init(
         prepared storage: any ServerStorage, state: ServerState, schema: Schema, options: Options, replica: ReplicaID,
         wall: any WallClock, migrations: [SchemaChange] = [], olderSchemas: [OlderSchema] = []
     ) {
@@ -142,7 +127,7 @@ public actor RevisionServer {
         unsafeStorage = storage
         self.replica = replica
         self.wall = wall
-        executor = DatabaseExecutor(label: "FieldMerge.RevisionServer")
+        executor = SerialQueueExecutor(label: "FieldMerge.RevisionServer")
         codec = WireCodec(schema: schema, older: olderSchemas)
         replyCodec = WireCodec.everyField(of: schema)
         clock = HybridClock(replica: replica, maxDrift: options.maxDrift, wall: wall)
@@ -158,26 +143,6 @@ public actor RevisionServer {
         }
         self.entities = entities
         self.positions = positions
-    }
-
-    /// Runs `body` with the server's SQLite database, between requests (tests and tools that
-    /// inspect it); nil when the storage is not SQLite.
-    package func withSQLite<T: Sendable>(_ body: (Database) throws -> T) rethrows -> T? {
-        guard let sqlite = storage as? SQLiteServerStorage else { return nil }
-        return try body(sqlite.database)
-    }
-
-    /// The SQLite database of a server on ``SQLiteServerStorage``, for tests that inspect or
-    /// seed it while no request is in flight. Not for concurrent use.
-    package nonisolated var database: Database {
-        guard let sqlite = unsafeStorage as? SQLiteServerStorage else { preconditionFailure("the server's storage is not SQLite") }
-        return sqlite.database
-    }
-
-    /// Closes the storage's SQLite connection (a simulated crash or restart); the server
-    /// answers nothing after it.
-    package func close() {
-        (storage as? SQLiteServerStorage)?.database.close()
     }
 
     /// A codec for this server's requests and answers, older versions' included.

@@ -1,5 +1,4 @@
 import FieldMerge
-import FieldMergeSQLite
 
 extension ServerRow {
     /// Stamps as storages keep them in one column (``RecordCoding/encodeStamps(_:into:)``).

@@ -1,5 +1,4 @@
 import FieldMerge
-import FieldMergeSQLite
 import FieldMergeServer
 import PostgresNIO
 

@@ -3,6 +3,7 @@ import FieldMergeSQLite
 import FieldMergeSync
 import FieldMergeProtocol
 import FieldMergeServer
+import FieldMergeServerSQLite
 
 /// Bytes and requests that crossed the wire.
 public struct WireMetrics: Sendable, Equatable {

@@ -8,6 +8,7 @@ import FieldMergeSimulation
 import FieldMergeSync
 import FieldMergeProtocol
 import FieldMergeServer
+import FieldMergeServerSQLite
 import FieldMergeServerPostgres
 import Foundation
 import Synchronization

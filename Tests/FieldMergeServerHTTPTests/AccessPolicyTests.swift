@@ -2,6 +2,7 @@ import FieldMerge
 import FieldMergeJSON
 import FieldMergeSQLite
 import FieldMergeServer
+import FieldMergeServerSQLite
 import FieldMergeServerAuth
 import FieldMergeServerHTTP
 import FieldMergeSync

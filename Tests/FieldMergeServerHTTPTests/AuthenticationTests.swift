@@ -1,5 +1,6 @@
 import FieldMergeJSON
 import FieldMergeServer
+import FieldMergeServerSQLite
 import FieldMergeServerAuth
 import FieldMergeServerHTTP
 import Foundation

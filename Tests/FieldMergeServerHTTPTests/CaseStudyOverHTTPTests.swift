@@ -3,6 +3,7 @@ import FieldMergeJSON
 import FieldMergeSync
 import FieldMergeProtocol
 import FieldMergeServer
+import FieldMergeServerSQLite
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking

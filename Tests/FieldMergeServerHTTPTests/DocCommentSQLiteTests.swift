@@ -1,13 +1,14 @@
+import FieldMerge
 import FieldMergeSQLite
 import Foundation
 import Testing
 
-// DatabaseExecutor.swift block begin
+// SerialQueueExecutor.swift block begin
 actor Owner {
-    let executor = DatabaseExecutor(label: "app.db")
+    let executor = SerialQueueExecutor(label: "app.db")
     nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 }
-// DatabaseExecutor.swift block end
+// SerialQueueExecutor.swift block end
 
 extension Owner {
     /// Traps unless it runs on the executor's queue.
@@ -18,7 +19,7 @@ extension Owner {
 }
 
 /// The snippets of FieldMergeSQLite's `///` comments on `Database`, `Statement`,
-/// `SQLiteError` and `DatabaseExecutor`, between `// <file> block begin` and `… end`
+/// `SQLiteError` and `SerialQueueExecutor`, between `// <file> block begin` and `… end`
 /// (``DocSnippets/docComments`` checks that they are the comments' code, line for line).
 @Suite(.serialized) struct DocCommentSQLiteTests {
     static func removeAppFiles() {

@@ -1,5 +1,6 @@
 import FieldMerge
 import FieldMergeServer
+import FieldMergeServerSQLite
 import FieldMergeServerAuth
 import FieldMergeServerHTTP
 import FieldMergeSQLite

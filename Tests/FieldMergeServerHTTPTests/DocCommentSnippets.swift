@@ -8,11 +8,11 @@ extension DocSnippets {
     /// Each source file with Swift blocks in its doc comments, the test file that compiles
     /// (and, where it can, runs) them and the marker of its copies.
     static let docComments: [(document: String, testFile: String, marker: String)] = [
-        ("Sources/FieldMergeSQLite/Database.swift", sqliteTests, "Database.swift"),
-        ("Sources/FieldMergeSQLite/Database+Transaction.swift", sqliteTests, "Database+Transaction.swift"),
-        ("Sources/FieldMergeSQLite/Statement.swift", sqliteTests, "Statement.swift"),
-        ("Sources/FieldMergeSQLite/SQLiteError.swift", sqliteTests, "SQLiteError.swift"),
-        ("Sources/FieldMergeSQLite/DatabaseExecutor.swift", sqliteTests, "DatabaseExecutor.swift"),
+        ("Sources/FieldMergeSQLiteDriver/Database.swift", sqliteTests, "Database.swift"),
+        ("Sources/FieldMergeSQLiteDriver/Database+Transaction.swift", sqliteTests, "Database+Transaction.swift"),
+        ("Sources/FieldMergeSQLiteDriver/Statement.swift", sqliteTests, "Statement.swift"),
+        ("Sources/FieldMergeSQLiteDriver/SQLiteError.swift", sqliteTests, "SQLiteError.swift"),
+        ("Sources/FieldMerge/Concurrency/SerialQueueExecutor.swift", sqliteTests, "SerialQueueExecutor.swift"),
         ("Sources/FieldMergeSQLite/StoredRecord.swift", storeTests, "StoredRecord.swift"),
         ("Sources/FieldMergeSQLite/StoreReader.swift", storeTests, "StoreReader.swift"),
         ("Sources/FieldMergeSync/SyncClient+Changes.swift", storeTests, "SyncClient+Changes.swift"),

@@ -1,6 +1,7 @@
 import FieldMerge
 import FieldMergeSQLite
 import FieldMergeServer
+import FieldMergeServerSQLite
 import FieldMergeSync
 import Foundation
 import Testing

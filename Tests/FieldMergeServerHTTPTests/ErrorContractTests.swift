@@ -1,6 +1,7 @@
 import FieldMerge
 import FieldMergeProtocol
 import FieldMergeServer
+import FieldMergeServerSQLite
 import FieldMergeServerHTTP
 import FieldMergeSimulation
 import FieldMergeSyncHTTP

@@ -4,6 +4,7 @@ import FieldMergeServerHTTP
 import FieldMergeSync
 import FieldMergeProtocol
 import FieldMergeServer
+import FieldMergeServerSQLite
 import FieldMergeSyncHTTP
 import Foundation
 import Testing

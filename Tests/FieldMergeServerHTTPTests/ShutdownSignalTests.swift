@@ -1,5 +1,6 @@
 import FieldMerge
 import FieldMergeServer
+import FieldMergeServerSQLite
 import FieldMergeServerHTTP
 import FieldMergeSync
 import FieldMergeSyncHTTP

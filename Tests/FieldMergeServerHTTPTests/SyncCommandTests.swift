@@ -2,6 +2,7 @@ import FieldMerge
 import FieldMergeJSON
 import FieldMergeSQLite
 import FieldMergeServer
+import FieldMergeServerSQLite
 import FieldMergeServerHTTP
 import FieldMergeSyncTool
 import Foundation

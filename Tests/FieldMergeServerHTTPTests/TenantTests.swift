@@ -2,6 +2,7 @@ import FieldMerge
 import FieldMergeJSON
 import FieldMergeProtocol
 import FieldMergeServer
+import FieldMergeServerSQLite
 import FieldMergeServerHTTP
 import Foundation
 import Hummingbird

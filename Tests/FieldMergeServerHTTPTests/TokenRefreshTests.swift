@@ -2,6 +2,7 @@ import FieldMergeProtocol
 import FieldMergeSQLite
 import FieldMergeSync
 import FieldMergeServer
+import FieldMergeServerSQLite
 import FieldMergeServerAuth
 import FieldMergeSyncHTTP
 import Foundation

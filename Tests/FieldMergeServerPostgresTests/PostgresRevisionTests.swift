@@ -1,6 +1,7 @@
 import FieldMerge
 import FieldMergeProtocol
 @testable import FieldMergeServer
+import FieldMergeServerSQLite
 @testable import FieldMergeServerPostgres
 import PostgresNIO
 import Testing

@@ -2,6 +2,7 @@ import FieldMerge
 import FieldMergeProtocol
 import FieldMergeSQLite
 @testable import FieldMergeServer
+import FieldMergeServerSQLite
 import FieldMergeServerPostgres
 import FieldMergeSync
 import Testing

@@ -3,6 +3,7 @@ import FieldMergeJSON
 import FieldMergeSQLite
 import FieldMergeProtocol
 import FieldMergeServer
+import FieldMergeServerSQLite
 import Foundation
 import Testing
 

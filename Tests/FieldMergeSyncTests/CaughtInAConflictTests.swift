@@ -3,6 +3,7 @@ import FieldMergeSQLite
 @testable import FieldMergeSync
 import FieldMergeProtocol
 @testable import FieldMergeServer
+import FieldMergeServerSQLite
 import Testing
 
 /// A record caught in change sets that another record's stale revision made conflict is

@@ -2,6 +2,7 @@ import FieldMerge
 import FieldMergeSQLite
 @testable import FieldMergeSync
 @testable import FieldMergeServer
+import FieldMergeServerSQLite
 import Synchronization
 import Foundation
 import Testing

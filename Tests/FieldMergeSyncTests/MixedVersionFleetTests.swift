@@ -2,6 +2,7 @@ import FieldMerge
 import FieldMergeProtocol
 import FieldMergeSQLite
 import FieldMergeServer
+import FieldMergeServerSQLite
 import FieldMergeSync
 import Foundation
 import Testing

@@ -3,6 +3,7 @@ import FieldMergeSQLite
 @testable import FieldMergeSync
 import FieldMergeProtocol
 @testable import FieldMergeServer
+import FieldMergeServerSQLite
 import Testing
 
 /// A server value that carries this replica's own, older stamp is its own earlier edit.

@@ -3,6 +3,7 @@ import FieldMergeSQLite
 @testable import FieldMergeSync
 import FieldMergeProtocol
 @testable import FieldMergeServer
+import FieldMergeServerSQLite
 import Testing
 
 /// The case study's entities: screens, their instances, and the instances' items.

@@ -2,6 +2,7 @@ import FieldMerge
 import FieldMergeSQLite
 import FieldMergeProtocol
 import FieldMergeServer
+import FieldMergeServerSQLite
 import Testing
 import Glibc
 

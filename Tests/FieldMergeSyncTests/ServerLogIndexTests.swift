@@ -2,6 +2,7 @@ import FieldMerge
 import FieldMergeSQLite
 import FieldMergeSync
 @testable import FieldMergeServer
+@testable import FieldMergeServerSQLite
 import Testing
 import Glibc
 

@@ -3,6 +3,7 @@ import FieldMergeSQLite
 @testable import FieldMergeSync
 import FieldMergeProtocol
 @testable import FieldMergeServer
+import FieldMergeServerSQLite
 import Testing
 
 /// References on the server: a change set's own cascades, dangling references, and paged

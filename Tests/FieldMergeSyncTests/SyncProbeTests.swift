@@ -3,6 +3,7 @@ import FieldMergeSQLite
 import FieldMergeSync
 import FieldMergeProtocol
 import FieldMergeServer
+import FieldMergeServerSQLite
 import Synchronization
 import Testing
 

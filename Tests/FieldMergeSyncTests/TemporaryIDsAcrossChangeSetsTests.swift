@@ -2,6 +2,7 @@ import FieldMerge
 import FieldMergeSQLite
 import FieldMergeProtocol
 import FieldMergeServer
+import FieldMergeServerSQLite
 import Testing
 
 /// Temporary ids given in one change set resolve in the later change sets of the request;

@@ -3,6 +3,7 @@ import FieldMergeSQLite
 @testable import FieldMergeSync
 import FieldMergeProtocol
 @testable import FieldMergeServer
+import FieldMergeServerSQLite
 import Testing
 
 /// Deletes travel with their tombstone's stamp, so every replica resolves delete against

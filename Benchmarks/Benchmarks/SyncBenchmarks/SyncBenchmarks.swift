@@ -4,6 +4,7 @@ import FieldMergeBenchmarkSupport
 import FieldMergeProtocol
 import FieldMergeSQLite
 import FieldMergeServer
+import FieldMergeServerSQLite
 import FieldMergeSync
 import FieldMergeWorkload
 

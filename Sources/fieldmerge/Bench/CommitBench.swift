@@ -4,6 +4,7 @@ import FieldMerge
 import FieldMergeProtocol
 import FieldMergeSQLite
 import FieldMergeServer
+import FieldMergeServerSQLite
 import FieldMergeWorkload
 import Foundation
 

@@ -5,6 +5,7 @@ import FieldMergeSQLite
 import FieldMergeSync
 import FieldMergeProtocol
 import FieldMergeServer
+import FieldMergeServerSQLite
 import FieldMergeWorkload
 import Foundation
 

@@ -1,6 +1,7 @@
 import Dispatch
 
-/// A serial executor of its own for a connection's work, off Swift concurrency's shared pool.
+/// A serial executor of its own for work that blocks, off Swift concurrency's shared pool:
+/// the device's store and client, and the server (whose storage may block), run on one each.
 ///
 /// SQLite calls block their thread: applying a sync response writes for a few hundred
 /// milliseconds per 100,000 records. Run on the cooperative pool (one thread per core), such
@@ -10,11 +11,11 @@ import Dispatch
 ///
 /// ```swift
 /// actor Owner {
-///     let executor = DatabaseExecutor(label: "app.db")
+///     let executor = SerialQueueExecutor(label: "app.db")
 ///     nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 /// }
 /// ```
-public final class DatabaseExecutor: SerialExecutor, @unchecked Sendable {
+public final class SerialQueueExecutor: SerialExecutor, @unchecked Sendable {
     // @unchecked: the only state is the queue, which is thread-safe.
     private let queue: DispatchQueue
 

@@ -2,8 +2,8 @@ import FieldMerge
 
 /// Text sets are stored as JSON arrays of strings, so that apps can query them with SQLite's
 /// `json_each`. A minimal writer and a strict reader, without Foundation.
-enum TextSetJSON {
-    static func encode(_ set: TextSet) -> String {
+package enum TextSetJSON {
+    package static func encode(_ set: TextSet) -> String {
         var out: [UInt8] = [UInt8(ascii: "[")]
         for (index, member) in set.elements.enumerated() {
             if index > 0 { out.append(UInt8(ascii: ",")) }
@@ -13,7 +13,7 @@ enum TextSetJSON {
         return String(decoding: out, as: UTF8.self)
     }
 
-    static func appendString(_ string: String, to out: inout [UInt8]) {
+    package static func appendString(_ string: String, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         for byte in string.utf8 {
             switch byte {
@@ -29,7 +29,7 @@ enum TextSetJSON {
     }
 
     /// Parses `["a","b"]`; nil for anything else.
-    static func decode(_ text: String) -> TextSet? {
+    package static func decode(_ text: String) -> TextSet? {
         var parser = Parser(bytes: Array(text.utf8))
         return parser.array().map(TextSet.init)
     }

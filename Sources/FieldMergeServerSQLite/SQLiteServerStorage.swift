@@ -1,6 +1,7 @@
 import FieldMerge
 import FieldMergeProtocol
-import FieldMergeSQLite
+import FieldMergeSQLiteDriver
+import FieldMergeServer
 
 /// ``ServerStorage`` on SQLite: the embedded default for `fieldmerge serve`, tests and
 /// `fieldmerge simulate`.

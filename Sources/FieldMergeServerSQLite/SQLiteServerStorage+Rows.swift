@@ -1,6 +1,7 @@
 import FieldMerge
 import FieldMergeProtocol
-import FieldMergeSQLite
+import FieldMergeSQLiteDriver
+import FieldMergeServer
 
 /// One entity's table on the server, and its statements.
 final class SQLiteServerTable {

@@ -1,16 +1,18 @@
 import FieldMerge
 
 /// A migration's re-encoding of the stamps and ancestors a store keeps in blobs.
-protocol BlobRewrite {
+package protocol BlobRewrite {
     func stamps(_ bytes: [UInt8], id: Int64) throws -> [UInt8]
     func ancestor(_ bytes: [UInt8], id: Int64) throws -> [UInt8]
 }
 
 /// Stamps and ancestors with a retired field emptied: no stamp, a null value.
-struct BlobRetire: BlobRewrite {
+package struct BlobRetire: BlobRewrite {
     let entity: Entity, field: Int
 
-    func stamps(_ bytes: [UInt8], id: Int64) throws -> [UInt8] {
+    package init(entity: Entity, field: Int) { (self.entity, self.field) = (entity, field) }
+
+    package func stamps(_ bytes: [UInt8], id: Int64) throws -> [UInt8] {
         var stamps = try bytes.withUnsafeBytes { (raw) throws(RecordCodingError) in
             try RecordCoding.decodeStamps(raw, count: entity.fields.count)
         }
@@ -20,7 +22,7 @@ struct BlobRetire: BlobRewrite {
         return out
     }
 
-    func ancestor(_ bytes: [UInt8], id: Int64) throws -> [UInt8] {
+    package func ancestor(_ bytes: [UInt8], id: Int64) throws -> [UInt8] {
         var (record, revision) = try bytes.withUnsafeBytes { (raw) throws(RecordCodingError) in
             try RecordCoding.decodeAncestor(raw, entity: entity, id: id)
         }
@@ -33,12 +35,14 @@ struct BlobRetire: BlobRewrite {
 }
 
 /// Ancestors with a field converted to its new type; stamps as they are.
-struct BlobConvert: BlobRewrite {
+package struct BlobConvert: BlobRewrite {
     let before: Entity, after: Entity, field: Int
 
-    func stamps(_ bytes: [UInt8], id: Int64) throws -> [UInt8] { bytes }
+    package init(before: Entity, after: Entity, field: Int) { (self.before, self.after, self.field) = (before, after, field) }
 
-    func ancestor(_ bytes: [UInt8], id: Int64) throws -> [UInt8] {
+    package func stamps(_ bytes: [UInt8], id: Int64) throws -> [UInt8] { bytes }
+
+    package func ancestor(_ bytes: [UInt8], id: Int64) throws -> [UInt8] {
         var (record, revision) = try bytes.withUnsafeBytes { (raw) throws(RecordCodingError) in
             try RecordCoding.decodeAncestor(raw, entity: before, id: id)
         }
@@ -53,7 +57,9 @@ struct BlobConvert: BlobRewrite {
 package struct BlobGrowth: BlobRewrite {
     let before: Entity, after: Entity, added: [Field]
 
-    func stamps(_ bytes: [UInt8], id: Int64) throws -> [UInt8] {
+    package init(before: Entity, after: Entity, added: [Field]) { (self.before, self.after, self.added) = (before, after, added) }
+
+    package func stamps(_ bytes: [UInt8], id: Int64) throws -> [UInt8] {
         try Self.growStamps(bytes, from: before.fields.count, adding: added.count)
     }
 
@@ -69,7 +75,7 @@ package struct BlobGrowth: BlobRewrite {
         return out
     }
 
-    func ancestor(_ bytes: [UInt8], id: Int64) throws -> [UInt8] {
+    package func ancestor(_ bytes: [UInt8], id: Int64) throws -> [UInt8] {
         let (record, revision) = try bytes.withUnsafeBytes { (raw) throws(RecordCodingError) in
             try RecordCoding.decodeAncestor(raw, entity: before, id: id)
         }

@@ -1,6 +1,7 @@
 import FieldMerge
 import FieldMergeProtocol
-import FieldMergeSQLite
+import FieldMergeSQLiteDriver
+import FieldMergeServer
 
 /// Moving the server's file to a newer schema version, with the rules every file follows
 /// (``SchemaMigration``, Specs/schema.md "Evolution"), in one transaction.
