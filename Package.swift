@@ -65,14 +65,11 @@ let package = Package(
         // The server's logic (strict and merge mode, replay, paging) over its storage, the
         // exchange every transport runs, and the in-process transport. No storage here.
         .target(
-            name: "FieldMergeServer", dependencies: ["FieldMerge", "FieldMergeProtocol"],
-            // Storage calls (nonisolated async) run on the server actor's own executor.
-            swiftSettings: [.enableUpcomingFeature("NonisolatedNonsendingByDefault")]
+            name: "FieldMergeServer", dependencies: ["FieldMerge", "FieldMergeProtocol"]
         ),
         // The server's storage on SQLite (the embedded default), beside the PostgreSQL one.
         .target(
-            name: "FieldMergeServerSQLite", dependencies: ["FieldMerge", "FieldMergeProtocol", "FieldMergeServer", "FieldMergeSQLiteDriver"],
-            swiftSettings: [.enableUpcomingFeature("NonisolatedNonsendingByDefault")]
+            name: "FieldMergeServerSQLite", dependencies: ["FieldMerge", "FieldMergeProtocol", "FieldMergeServer", "FieldMergeSQLiteDriver"]
         ),
         // JSON documents (schemas, records, merge requests) for tools and tests.
         .target(name: "FieldMergeJSON", dependencies: ["FieldMerge"]),
@@ -107,8 +104,7 @@ let package = Package(
                 "FieldMerge", "FieldMergeProtocol", "FieldMergeServer",
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Server"])),
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Server"])),
-            ],
-            swiftSettings: [.enableUpcomingFeature("NonisolatedNonsendingByDefault")]
+            ]
         ),
         // `fieldmerge simulate`: devices, faults, oracle. Transport-agnostic (no HTTP here).
         .target(

@@ -83,6 +83,10 @@ public actor RevisionServer {
 
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
+    /// Whether the caller runs on the server's own executor: every storage call must
+    /// (``ServerStorage`` requirements are `nonisolated(nonsending)`).
+    package nonisolated var isOnItsExecutor: Bool { executor.isCurrent }
+
     /// A server over `storage`, which is prepared for `schema` (created, or checked).
     ///
     /// - Throws: ``ServerError``: ``ServerError/Code/schemaMismatch`` when the storage was

@@ -5,12 +5,16 @@ import FieldMerge
 /// server's state.
 ///
 /// The server's logic (strict and merge mode, cascades, replay, paged catch-up) is written
-/// once against this protocol; ``SQLiteServerStorage`` is the embedded default and other
-/// databases implement the same calls. A storage belongs to one server, which calls it from
-/// its own actor, one request at a time, inside ``write(_:)`` or ``read(_:)``.
+/// once against this protocol; `SQLiteServerStorage` (FieldMergeServerSQLite) is the
+/// embedded default and other databases implement the same calls. A storage belongs to one
+/// server, which calls it from its own actor, one request at a time, inside ``write(_:)`` or
+/// ``read(_:)``.
 ///
 /// Every requirement is `async` so that a storage can talk to a database over the network;
-/// one that works in process (SQLite) completes them without suspending. Errors a storage
+/// one that works in process (SQLite) completes them without suspending. Every requirement,
+/// and every body it runs, is `nonisolated(nonsending)`: it runs on the caller's executor,
+/// the server actor's own thread, never on Swift concurrency's shared pool (where a blocking
+/// SQLite call would starve other tasks), and implementations must say so too. Errors a storage
 /// throws are reported as ``ServerError/Code/storage`` with the error kept as the cause,
 /// unless they are ``ServerError``s already.
 public protocol ServerStorage: AnyObject {
@@ -18,7 +22,7 @@ public protocol ServerStorage: AnyObject {
     /// made for another schema is not opened with this one.
     ///
     /// - Throws: ``ServerError/Code/schemaMismatch`` saying what differs.
-    func open(schema: Schema) async throws
+    nonisolated(nonsending) func open(schema: Schema) async throws
 
     /// After ``open(schema:)``: the older versions of the schema whose clients the storage's
     /// data set still serves (Specs/schema.md, "Mixed-version fleets"); empty by default.
@@ -31,57 +35,57 @@ public protocol ServerStorage: AnyObject {
     /// Runs `body` as one write transaction, committed when it returns and rolled back when
     /// it throws. Write transactions of all servers on one data set run one after another,
     /// so revisions commit in the order of their numbers.
-    func write<T>(_ body: () async throws -> T) async throws -> T
+    nonisolated(nonsending) func write<T>(_ body: nonisolated(nonsending) () async throws -> T) async throws -> T
 
     /// Runs `body` as one read-only transaction that sees one committed state.
-    func read<T>(_ body: () async throws -> T) async throws -> T
+    nonisolated(nonsending) func read<T>(_ body: nonisolated(nonsending) () async throws -> T) async throws -> T
 
     /// Runs `body` inside the current transaction so that its writes are undone alone when
     /// it throws (a savepoint).
-    func savepoint<T>(_ body: () async throws -> T) async throws -> T
+    nonisolated(nonsending) func savepoint<T>(_ body: nonisolated(nonsending) () async throws -> T) async throws -> T
 
     /// The server's revision and clock (inside a transaction).
-    func state() async throws -> ServerState
-    func saveState(_ state: ServerState) async throws
+    nonisolated(nonsending) func state() async throws -> ServerState
+    nonisolated(nonsending) func saveState(_ state: ServerState) async throws
 
     /// The next permanent id of `entity` (ids are never reused, even after deletes).
-    func nextID(_ entity: ServerEntity) async throws -> Int64
+    nonisolated(nonsending) func nextID(_ entity: ServerEntity) async throws -> Int64
 
     /// The record `id` of `entity`, alive, or nil.
-    func row(_ entity: ServerEntity, id: Int64) async throws -> ServerRow?
+    nonisolated(nonsending) func row(_ entity: ServerEntity, id: Int64) async throws -> ServerRow?
     /// Whether `entity` has an alive record `id`.
-    func exists(_ entity: ServerEntity, id: Int64) async throws -> Bool
+    nonisolated(nonsending) func exists(_ entity: ServerEntity, id: Int64) async throws -> Bool
     /// Writes a record (insert or replace) and logs it at its revision.
-    func write(_ row: ServerRow, of entity: ServerEntity) async throws
+    nonisolated(nonsending) func write(_ row: ServerRow, of entity: ServerEntity) async throws
     /// Removes a record, keeps its tombstone, and logs the deletion at `revision`.
-    func delete(_ entity: ServerEntity, id: Int64, tombstone: Stamp, revision: Int64) async throws
+    nonisolated(nonsending) func delete(_ entity: ServerEntity, id: Int64, tombstone: Stamp, revision: Int64) async throws
     /// The tombstone of a deleted record, or nil.
-    func deletion(_ entity: ServerEntity, id: Int64) async throws -> Deletion?
+    nonisolated(nonsending) func deletion(_ entity: ServerEntity, id: Int64) async throws -> Deletion?
     /// Drops the tombstone of a record that is re-created under its old id (written next
     /// with ``write(_:of:)``, which logs it at its new revision).
-    func forgetDeletion(_ entity: ServerEntity, id: Int64) async throws
+    nonisolated(nonsending) func forgetDeletion(_ entity: ServerEntity, id: Int64) async throws
     /// The ids of the alive records of `entity` whose field `field` references `id`, ascending.
-    func referencing(_ id: Int64, from entity: ServerEntity, field: Int) async throws -> [Int64]
+    nonisolated(nonsending) func referencing(_ id: Int64, from entity: ServerEntity, field: Int) async throws -> [Int64]
 
     /// The revision of the log's entry number `offset` (from 0) after `revision`, in
     /// revision order; nil past the end.
-    func logRevision(after revision: Int64, offset: Int) async throws -> Int64?
+    nonisolated(nonsending) func logRevision(after revision: Int64, offset: Int) async throws -> Int64?
     /// What a catch-up page after `revision` of at most `limit` log entries needs to know of
     /// the log, at once (``LogBounds``); by default four ``logRevision(after:offset:)`` calls.
-    func logBounds(after revision: Int64, limit: Int, latest: Int64) async throws -> LogBounds
+    nonisolated(nonsending) func logBounds(after revision: Int64, limit: Int, latest: Int64) async throws -> LogBounds
     /// The revision at which the log holds a record, or nil.
-    func loggedRevision(_ entity: ServerEntity, id: Int64) async throws -> Int64?
+    nonisolated(nonsending) func loggedRevision(_ entity: ServerEntity, id: Int64) async throws -> Int64?
     /// Of `ids`, those the log holds at a revision after `revision`, in the order given; by
     /// default one ``loggedRevision(_:id:)`` call each.
-    func logged(_ entity: ServerEntity, ids: [Int64], after revision: Int64) async throws -> [Int64]
+    nonisolated(nonsending) func logged(_ entity: ServerEntity, ids: [Int64], after revision: Int64) async throws -> [Int64]
     /// The records of `entity` changed after `after` up to `through`, in log order: alive
     /// ones, and deleted ones with their tombstones.
-    func changes(_ entity: ServerEntity, after: Int64, through: Int64) async throws -> (alive: [ServerRow], deleted: [Deletion])
+    nonisolated(nonsending) func changes(_ entity: ServerEntity, after: Int64, through: Int64) async throws -> (alive: [ServerRow], deleted: [Deletion])
 
     /// The stored answer to `client`'s last request, if `request` names it.
-    func reply(client: String, request: String) async throws -> [UInt8]?
+    nonisolated(nonsending) func reply(client: String, request: String) async throws -> [UInt8]?
     /// Keeps `response` as `client`'s answer to `request`, replacing its previous one.
-    func storeReply(client: String, request: String, response: [UInt8]) async throws
+    nonisolated(nonsending) func storeReply(client: String, request: String, response: [UInt8]) async throws
 }
 
 /// The server's revision and the last value of its clock.
@@ -210,7 +214,7 @@ public struct LogBounds: Sendable, Equatable {
 extension ServerStorage {
     /// Asks only what the page needs, in the order it needs it (an empty window: one
     /// query); what it does not need stays nil.
-    public func logBounds(after revision: Int64, limit: Int, latest: Int64) async throws -> LogBounds {
+    public nonisolated(nonsending) func logBounds(after revision: Int64, limit: Int, latest: Int64) async throws -> LogBounds {
         guard let first = try await logRevision(after: revision, offset: 0), first <= latest else {
             return LogBounds(first: nil, last: nil, cut: nil, afterLatest: nil)
         }
@@ -220,7 +224,7 @@ extension ServerStorage {
         return LogBounds(first: first, last: try await logRevision(after: revision, offset: limit - 1), cut: cut, afterLatest: nil)
     }
 
-    public func logged(_ entity: ServerEntity, ids: [Int64], after revision: Int64) async throws -> [Int64] {
+    public nonisolated(nonsending) func logged(_ entity: ServerEntity, ids: [Int64], after revision: Int64) async throws -> [Int64] {
         var found: [Int64] = []
         for id in ids {
             if let logged = try await loggedRevision(entity, id: id), logged > revision { found.append(id) }

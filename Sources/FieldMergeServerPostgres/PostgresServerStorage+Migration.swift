@@ -6,7 +6,7 @@ import PostgresNIO
 /// (``SchemaMigration``, Specs/schema.md "Evolution"), inside the transaction that opens it
 /// (under its advisory lock, so one server process migrates and the others find it done).
 extension PostgresServerStorage {
-    func migrate(lines: [String], version: Int, to schema: Schema, changes: [SchemaChange]) async throws {
+    nonisolated(nonsending) func migrate(lines: [String], version: Int, to schema: Schema, changes: [SchemaChange]) async throws {
         let old = SchemaOutline(lines: lines) ?? SchemaOutline(schema)
         try await keepVersion(version, lines: lines, old: old, changes: changes)
         let steps = SchemaMigration.Steps(changes, in: schema)
@@ -41,7 +41,7 @@ extension PostgresServerStorage {
     /// Keeps the version the data set leaves, so that its clients are still answered: its
     /// lines and each of its entities' names in the new version; the versions kept before
     /// follow this migration's renames.
-    private func keepVersion(_ version: Int, lines: [String], old: SchemaOutline, changes: [SchemaChange]) async throws {
+    private nonisolated(nonsending) func keepVersion(_ version: Int, lines: [String], old: SchemaOutline, changes: [SchemaChange]) async throws {
         try await run(
             "CREATE TABLE IF NOT EXISTS \(named("__fm_schema_versions")) "
                 + "(\"version\" BIGINT PRIMARY KEY, \"lines\" TEXT NOT NULL, \"names\" TEXT NOT NULL)")
@@ -62,7 +62,7 @@ extension PostgresServerStorage {
 
     /// The versions this data set has left behind, older than `current`; one that cannot
     /// be read back is left out (its clients are refused, as without it).
-    func readOlderSchemas(below current: Int) async throws -> [OlderSchema] {
+    nonisolated(nonsending) func readOlderSchemas(below current: Int) async throws -> [OlderSchema] {
         let found = try await scalar(
             "SELECT count(*) FROM information_schema.tables WHERE table_schema = $1 AND table_name = $2",
             Self.binds(schemaName, "__fm_schema_versions"), as: Int64.self)
@@ -79,7 +79,7 @@ extension PostgresServerStorage {
     /// The last `count` fields of `entity`: a column each holding the field's default, a
     /// stamp older than any edit in every record's stamps, and the record's own revision as
     /// the field's.
-    private func addFields(_ entity: Entity, count: Int, version: Int) async throws {
+    private nonisolated(nonsending) func addFields(_ entity: Entity, count: Int, version: Int) async throws {
         let table = try self.table(named: entity.name)
         let oldCount = entity.fields.count - count
         for index in oldCount..<entity.fields.count {
@@ -111,7 +111,7 @@ extension PostgresServerStorage {
     /// The foreign key and index of field `field`, when it is a reference. The index is named
     /// after the version that adds it: index names are per PostgreSQL schema, and positions
     /// may have moved since the tables were made.
-    private func addReference(_ table: PostgresServerTable, field: Int, version: Int) async throws {
+    private nonisolated(nonsending) func addReference(_ table: PostgresServerTable, field: Int, version: Int) async throws {
         guard let foreignKey = try table.foreignKey(field: field) else { return }
         try await run(foreignKey)
         try await run(table.referenceIndex(field: field, name: "__fm_ref_v\(version)_\(table.position)_\(field)"))
@@ -120,7 +120,7 @@ extension PostgresServerStorage {
     /// Gives field `field` its new type through the app's conversion (``Field/convertedFrom``):
     /// every value is read with the old type, the column takes the new one, and each value
     /// is written back converted; stamps stay.
-    private func convert(_ table: PostgresServerTable, field: Int, from oldType: FieldType) async throws {
+    private nonisolated(nonsending) func convert(_ table: PostgresServerTable, field: Int, from oldType: FieldType) async throws {
         let column = table.fieldColumns[field], entity = table.entity
         var values: [(id: Int64, value: Value)] = []
         for row in try await run("SELECT \"id\", \(column) FROM \(table.table) WHERE \(column) IS NOT NULL") {

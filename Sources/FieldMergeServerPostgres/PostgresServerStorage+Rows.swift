@@ -3,17 +3,17 @@ import FieldMergeServer
 import PostgresNIO
 
 extension PostgresServerStorage {
-    public func row(_ entity: ServerEntity, id: Int64) async throws -> ServerRow? {
+    public nonisolated(nonsending) func row(_ entity: ServerEntity, id: Int64) async throws -> ServerRow? {
         let table = table(entity)
         guard let row = try await run(table.select, Self.binds(id)).first else { return nil }
         return try Self.decodeRow(row, table, fieldRevisions: true)
     }
 
-    public func exists(_ entity: ServerEntity, id: Int64) async throws -> Bool {
+    public nonisolated(nonsending) func exists(_ entity: ServerEntity, id: Int64) async throws -> Bool {
         try await !run(table(entity).exists, Self.binds(id)).isEmpty
     }
 
-    public func write(_ row: ServerRow, of entity: ServerEntity) async throws {
+    public nonisolated(nonsending) func write(_ row: ServerRow, of entity: ServerEntity) async throws {
         let table = table(entity)
         var binds = PostgresBindings(capacity: table.columns.count)
         binds.append(row.record.id)
@@ -32,7 +32,7 @@ extension PostgresServerStorage {
         try await run(table.insertAndLog, binds)
     }
 
-    public func delete(_ entity: ServerEntity, id: Int64, tombstone: Stamp, revision: Int64) async throws {
+    public nonisolated(nonsending) func delete(_ entity: ServerEntity, id: Int64, tombstone: Stamp, revision: Int64) async throws {
         // The row, its tombstone and its log entry in one round trip.
         windowEntities = nil
         var binds = Self.binds(entity.name, id, revision)
@@ -40,7 +40,7 @@ extension PostgresServerStorage {
         try await run(table(entity).deleteAndLog, binds)
     }
 
-    public func deletion(_ entity: ServerEntity, id: Int64) async throws -> Deletion? {
+    public nonisolated(nonsending) func deletion(_ entity: ServerEntity, id: Int64) async throws -> Deletion? {
         guard let row = try await run(
             "SELECT \"revision\", \"stamp\" FROM \(named("__fm_deleted")) WHERE \"entity\" = $1 AND \"id\" = $2",
             Self.binds(entity.name, id)).first else { return nil }
@@ -48,23 +48,23 @@ extension PostgresServerStorage {
         return Deletion(id: id, revision: revision, tombstone: try Self.tombstone(stamp, entity: entity.name, id: id))
     }
 
-    public func forgetDeletion(_ entity: ServerEntity, id: Int64) async throws {
+    public nonisolated(nonsending) func forgetDeletion(_ entity: ServerEntity, id: Int64) async throws {
         windowEntities = nil
         try await run("DELETE FROM \(named("__fm_deleted")) WHERE \"entity\" = $1 AND \"id\" = $2", Self.binds(entity.name, id))
     }
 
-    public func referencing(_ id: Int64, from entity: ServerEntity, field: Int) async throws -> [Int64] {
+    public nonisolated(nonsending) func referencing(_ id: Int64, from entity: ServerEntity, field: Int) async throws -> [Int64] {
         try await run(table(entity).referencing(field: field), Self.binds(id)).map { try $0.decode(Int64.self) }
     }
 
-    public func logRevision(after revision: Int64, offset: Int) async throws -> Int64? {
+    public nonisolated(nonsending) func logRevision(after revision: Int64, offset: Int) async throws -> Int64? {
         try await scalar(
             "SELECT \"revision\" FROM \(named("__fm_log")) WHERE \"revision\" > $1 ORDER BY \"revision\" LIMIT 1 OFFSET $2",
             Self.binds(revision, Int64(offset)), as: Int64.self)
     }
 
     /// One round trip instead of four.
-    public func logBounds(after revision: Int64, limit: Int, latest: Int64) async throws -> LogBounds {
+    public nonisolated(nonsending) func logBounds(after revision: Int64, limit: Int, latest: Int64) async throws -> LogBounds {
         let log = named("__fm_log")
         let entry = { (after: String, offset: String) in
             "(SELECT \"revision\" FROM \(log) WHERE \"revision\" > \(after) ORDER BY \"revision\" LIMIT 1 OFFSET \(offset))"
@@ -79,13 +79,13 @@ extension PostgresServerStorage {
         return LogBounds(first: first, last: last, cut: cut, afterLatest: afterLatest)
     }
 
-    public func loggedRevision(_ entity: ServerEntity, id: Int64) async throws -> Int64? {
+    public nonisolated(nonsending) func loggedRevision(_ entity: ServerEntity, id: Int64) async throws -> Int64? {
         try await scalar(
             "SELECT \"revision\" FROM \(named("__fm_log")) WHERE \"entity\" = $1 AND \"id\" = $2",
             Self.binds(entity.name, id), as: Int64.self)
     }
 
-    public func changes(_ entity: ServerEntity, after: Int64, through: Int64) async throws -> (alive: [ServerRow], deleted: [Deletion]) {
+    public nonisolated(nonsending) func changes(_ entity: ServerEntity, after: Int64, through: Int64) async throws -> (alive: [ServerRow], deleted: [Deletion]) {
         guard let anyDeleted = try await entitiesLogged(after: after, through: through)[entity.name] else { return ([], []) }
         let table = table(entity)
         let window = Self.binds(entity.name, after, through)
@@ -102,7 +102,7 @@ extension PostgresServerStorage {
 
     /// The entities with log entries in `after...through`, each with whether any of them is
     /// a deletion, asked once per window and transaction (``windowEntities``).
-    private func entitiesLogged(after: Int64, through: Int64) async throws -> [String: Bool] {
+    private nonisolated(nonsending) func entitiesLogged(after: Int64, through: Int64) async throws -> [String: Bool] {
         if let known = windowEntities, known.after == after, known.through == through { return known.names }
         let rows = try await run(
             "SELECT l.\"entity\", bool_or(d.\"id\" IS NOT NULL) FROM \(named("__fm_log")) l LEFT JOIN \(named("__fm_deleted")) d "

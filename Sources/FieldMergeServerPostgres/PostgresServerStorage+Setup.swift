@@ -12,7 +12,7 @@ extension PostgresServerStorage {
     /// - Throws: ``FieldMergeServer/ServerError/Code/storage`` when the database cannot be
     ///   reached (with the cause) or a name cannot be a PostgreSQL identifier;
     ///   ``FieldMergeServer/ServerError/Code/schemaMismatch`` saying what differs.
-    public func open(schema: Schema) async throws {
+    public nonisolated(nonsending) func open(schema: Schema) async throws {
         do throws(PostgresIdentifierError) {
             tables = []
             for (position, entity) in schema.entities.enumerated() {
@@ -33,7 +33,7 @@ extension PostgresServerStorage {
         }
     }
 
-    private func createTables() async throws {
+    private nonisolated(nonsending) func createTables() async throws {
         for statement in [
             "CREATE TABLE \(named("__fm_server")) (\"key\" TEXT PRIMARY KEY, \"value\" BIGINT NOT NULL)",
             "CREATE TABLE \(named("__fm_ids")) (\"entity\" TEXT PRIMARY KEY, \"next\" BIGINT NOT NULL)",
@@ -56,7 +56,7 @@ extension PostgresServerStorage {
     /// Records the schema's lines and version in a new data set, or checks them against the
     /// stored ones by the rules every file follows (``SchemaMigration``) and migrates the
     /// data set to a newer version whose changes are safe.
-    private func checkSchema(_ schema: Schema) async throws {
+    private nonisolated(nonsending) func checkSchema(_ schema: Schema) async throws {
         var stored: [String] = []
         for row in try await run("SELECT \"text\" FROM \(named("__fm_schema")) ORDER BY \"line\"") {
             stored.append(try row.decode(String.self))

@@ -63,7 +63,7 @@ public final class PostgresServerStorage: ServerStorage {
 
     // MARK: Transactions
 
-    public func write<T>(_ body: () async throws -> T) async throws -> T {
+    public nonisolated(nonsending) func write<T>(_ body: nonisolated(nonsending) () async throws -> T) async throws -> T {
         try await transaction("BEGIN ISOLATION LEVEL READ COMMITTED") {
             // Every writer of the data set queues here; the lock holds until COMMIT. The rows
             // it returns are the state that ``state()`` answers in this transaction.
@@ -72,14 +72,14 @@ public final class PostgresServerStorage: ServerStorage {
         }
     }
 
-    public func read<T>(_ body: () async throws -> T) async throws -> T {
+    public nonisolated(nonsending) func read<T>(_ body: nonisolated(nonsending) () async throws -> T) async throws -> T {
         try await transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", body)
     }
 
     /// Runs `body` in a transaction begun by `begin` on a leased connection. What `body`
     /// throws comes out as it is (a conflict, a bad request); failures of the database or
     /// the pool come out as ``FieldMergeServer/ServerError/Code/storage``.
-    func transaction<T>(_ begin: String, _ body: () async throws -> T) async throws -> T {
+    nonisolated(nonsending) func transaction<T>(_ begin: String, _ body: nonisolated(nonsending) () async throws -> T) async throws -> T {
         precondition(connection == nil, "a PostgresServerStorage runs one transaction at a time")
         do {
             return try await connector.client.withConnection { (leased: PostgresConnection) async throws -> T in
@@ -114,7 +114,7 @@ public final class PostgresServerStorage: ServerStorage {
     /// never hands out one still inside a transaction. A connection that is lost or being
     /// closed gets no ROLLBACK (the server ended the transaction with it): a query written to
     /// it may never be answered.
-    private func rollBack(_ leased: PostgresConnection, after error: any Error) async throws {
+    private nonisolated(nonsending) func rollBack(_ leased: PostgresConnection, after error: any Error) async throws {
         guard !leased.isClosed else { return }
         guard !Self.losesTheConnection(error) else {
             try? await leased.close()
@@ -131,7 +131,7 @@ public final class PostgresServerStorage: ServerStorage {
         return error.serverInfo?[.severity] == "FATAL" || error.serverInfo?[.severity] == "PANIC"
     }
 
-    public func savepoint<T>(_ body: () async throws -> T) async throws -> T {
+    public nonisolated(nonsending) func savepoint<T>(_ body: nonisolated(nonsending) () async throws -> T) async throws -> T {
         savepoints += 1
         let name = "\"fm_change_set_\(savepoints)\""
         defer { savepoints -= 1 }
@@ -149,7 +149,7 @@ public final class PostgresServerStorage: ServerStorage {
 
     /// Runs `sql` with `binds` on the transaction's connection and collects its rows.
     @discardableResult
-    func run(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) async throws -> [PostgresRow] {
+    nonisolated(nonsending) func run(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) async throws -> [PostgresRow] {
         guard let connection else { throw ServerError(.storage, "PostgreSQL: a storage call outside a transaction") }
         // A query written to a closed connection may never be answered (nor failed).
         guard !connection.isClosed else { throw ServerError(.storage, "PostgreSQL: the connection was closed") }
@@ -165,7 +165,7 @@ public final class PostgresServerStorage: ServerStorage {
     }
 
     /// The first column of the first row of `sql`, or nil (no row, or NULL).
-    func scalar<V: PostgresDecodable>(_ sql: String, _ binds: PostgresBindings = PostgresBindings(), as type: V.Type) async throws -> V? {
+    nonisolated(nonsending) func scalar<V: PostgresDecodable>(_ sql: String, _ binds: PostgresBindings = PostgresBindings(), as type: V.Type) async throws -> V? {
         guard let cell = try await run(sql, binds).first?.first, cell.bytes != nil else { return nil }
         return try Self.decode(cell, as: V.self)
     }
@@ -178,7 +178,7 @@ public final class PostgresServerStorage: ServerStorage {
 
     // MARK: State, ids, replies
 
-    public func state() async throws -> ServerState {
+    public nonisolated(nonsending) func state() async throws -> ServerState {
         if let lockedState { return lockedState }
         return try state(from: try await run("SELECT \"key\", \"value\" FROM \(named("__fm_server"))"))
     }
@@ -206,7 +206,7 @@ public final class PostgresServerStorage: ServerStorage {
         return ServerState(maxRevision: revision, clock: UInt64(bitPattern: clock))
     }
 
-    public func saveState(_ state: ServerState) async throws {
+    public nonisolated(nonsending) func saveState(_ state: ServerState) async throws {
         try await run(
             "UPDATE \(named("__fm_server")) SET \"value\" = CASE \"key\" WHEN 'maxRevision' THEN $1::BIGINT ELSE $2::BIGINT END "
                 + "WHERE \"key\" IN ('maxRevision', 'clock')",
@@ -214,7 +214,7 @@ public final class PostgresServerStorage: ServerStorage {
         if lockedState != nil { lockedState = state }
     }
 
-    public func nextID(_ entity: ServerEntity) async throws -> Int64 {
+    public nonisolated(nonsending) func nextID(_ entity: ServerEntity) async throws -> Int64 {
         // One round trip: the counter moves on, or starts after the largest id in the table.
         let ids = named("__fm_ids")
         guard let next = try await scalar(
@@ -226,14 +226,14 @@ public final class PostgresServerStorage: ServerStorage {
         return next
     }
 
-    public func reply(client: String, request: String) async throws -> [UInt8]? {
+    public nonisolated(nonsending) func reply(client: String, request: String) async throws -> [UInt8]? {
         let bytes = try await scalar(
             "SELECT \"response\" FROM \(named("__fm_replies")) WHERE \"client\" = $1 AND \"request\" = $2",
             Self.binds(try Self.storable(client), try Self.storable(request)), as: ByteBuffer.self)
         return bytes.map { Array($0.readableBytesView) }
     }
 
-    public func storeReply(client: String, request: String, response: [UInt8]) async throws {
+    public nonisolated(nonsending) func storeReply(client: String, request: String, response: [UInt8]) async throws {
         var binds = Self.binds(try Self.storable(client), try Self.storable(request))
         binds.append(ByteBuffer(bytes: response))
         try await run(

@@ -47,7 +47,7 @@ final class SQLiteServerTable {
 }
 
 extension SQLiteServerStorage {
-    public func row(_ entity: ServerEntity, id: Int64) async throws -> ServerRow? {
+    public nonisolated(nonsending) func row(_ entity: ServerEntity, id: Int64) async throws -> ServerRow? {
         let table = table(entity)
         let statement = try cached(&table.selectStatement, table.select)
         defer { statement.reset() }
@@ -56,14 +56,14 @@ extension SQLiteServerStorage {
         return try decodeRow(statement, table, fieldRevisions: true)
     }
 
-    public func exists(_ entity: ServerEntity, id: Int64) async throws -> Bool {
+    public nonisolated(nonsending) func exists(_ entity: ServerEntity, id: Int64) async throws -> Bool {
         let statement = try database.statement("SELECT 1 FROM \(table(entity).table) WHERE \"id\" = ?")
         defer { statement.reset() }
         try statement.bind(id, at: 1)
         return try statement.step()
     }
 
-    public func write(_ row: ServerRow, of entity: ServerEntity) async throws {
+    public nonisolated(nonsending) func write(_ row: ServerRow, of entity: ServerEntity) async throws {
         let table = table(entity)
         let statement = try cached(&table.insertStatement, table.insert)
         defer { statement.reset() }
@@ -82,7 +82,7 @@ extension SQLiteServerStorage {
         try log(entity.name, id: row.record.id, revision: row.revision)
     }
 
-    public func delete(_ entity: ServerEntity, id: Int64, tombstone: Stamp, revision: Int64) async throws {
+    public nonisolated(nonsending) func delete(_ entity: ServerEntity, id: Int64, tombstone: Stamp, revision: Int64) async throws {
         try database.run(table(entity).delete, [.integer(id)])
         try database.run(
             "INSERT OR REPLACE INTO \"__fm_deleted\" (\"entity\", \"id\", \"revision\", \"stamp\") VALUES (?, ?, ?, ?)",
@@ -90,7 +90,7 @@ extension SQLiteServerStorage {
         try log(entity.name, id: id, revision: revision)
     }
 
-    public func deletion(_ entity: ServerEntity, id: Int64) async throws -> Deletion? {
+    public nonisolated(nonsending) func deletion(_ entity: ServerEntity, id: Int64) async throws -> Deletion? {
         let statement = try database.statement(
             "SELECT \"revision\", \"stamp\" FROM \"__fm_deleted\" WHERE \"entity\" = ? AND \"id\" = ?")
         defer { statement.reset() }
@@ -100,12 +100,12 @@ extension SQLiteServerStorage {
         return Deletion(id: id, revision: statement.int64(0), tombstone: try Self.tombstone(statement, column: 1, entity: entity.name, id: id))
     }
 
-    public func forgetDeletion(_ entity: ServerEntity, id: Int64) async throws {
+    public nonisolated(nonsending) func forgetDeletion(_ entity: ServerEntity, id: Int64) async throws {
         windowEntities = nil
         try database.run("DELETE FROM \"__fm_deleted\" WHERE \"entity\" = ? AND \"id\" = ?", [.text(entity.name), .integer(id)])
     }
 
-    public func referencing(_ id: Int64, from entity: ServerEntity, field: Int) async throws -> [Int64] {
+    public nonisolated(nonsending) func referencing(_ id: Int64, from entity: ServerEntity, field: Int) async throws -> [Int64] {
         let column = Database.quote(entity.entity.fields[field].name)
         return try database.rows("SELECT \"id\" FROM \(table(entity).table) WHERE \(column) = ? ORDER BY \"id\"", [.integer(id)])
             .compactMap { row in
@@ -114,7 +114,7 @@ extension SQLiteServerStorage {
             }
     }
 
-    public func logRevision(after revision: Int64, offset: Int) async throws -> Int64? {
+    public nonisolated(nonsending) func logRevision(after revision: Int64, offset: Int) async throws -> Int64? {
         let value = try database.scalar(
             "SELECT \"revision\" FROM \"__fm_log\" WHERE \"revision\" > ? ORDER BY \"revision\" LIMIT 1 OFFSET ?",
             [.integer(revision), .integer(Int64(offset))])
@@ -122,14 +122,14 @@ extension SQLiteServerStorage {
         return nil
     }
 
-    public func loggedRevision(_ entity: ServerEntity, id: Int64) async throws -> Int64? {
+    public nonisolated(nonsending) func loggedRevision(_ entity: ServerEntity, id: Int64) async throws -> Int64? {
         let value = try database.scalar(
             "SELECT \"revision\" FROM \"__fm_log\" WHERE \"entity\" = ? AND \"id\" = ?", [.text(entity.name), .integer(id)])
         if case .integer(let found)? = value { return found }
         return nil
     }
 
-    public func logged(_ entity: ServerEntity, ids: [Int64], after revision: Int64) async throws -> [Int64] {
+    public nonisolated(nonsending) func logged(_ entity: ServerEntity, ids: [Int64], after revision: Int64) async throws -> [Int64] {
         let lookup = try database.statement("SELECT \"revision\" FROM \"__fm_log\" WHERE \"entity\" = ? AND \"id\" = ?")
         defer { lookup.reset() }
         var found: [Int64] = []
@@ -142,7 +142,7 @@ extension SQLiteServerStorage {
         return found
     }
 
-    public func changes(_ entity: ServerEntity, after: Int64, through: Int64) async throws -> (alive: [ServerRow], deleted: [Deletion]) {
+    public nonisolated(nonsending) func changes(_ entity: ServerEntity, after: Int64, through: Int64) async throws -> (alive: [ServerRow], deleted: [Deletion]) {
         guard let anyDeleted = try entitiesLogged(after: after, through: through)[entity.name] else { return ([], []) }
         let table = table(entity)
         var alive: [ServerRow] = []

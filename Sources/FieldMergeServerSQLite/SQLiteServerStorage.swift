@@ -38,7 +38,7 @@ public final class SQLiteServerStorage: ServerStorage {
         checkpointer = options.readOnly || !options.walMode ? nil : Checkpointer.takingOver(database)
     }
 
-    public func open(schema: Schema) async throws { try prepare(schema: schema) }
+    public nonisolated(nonsending) func open(schema: Schema) async throws { try prepare(schema: schema) }
 
     /// Creates the tables on a new file, or checks that an existing one was made for `schema`.
     func prepare(schema: Schema) throws(ServerError) {
@@ -104,15 +104,15 @@ public final class SQLiteServerStorage: ServerStorage {
 
     // MARK: Transactions
 
-    public func write<T>(_ body: () async throws -> T) async throws -> T {
+    public nonisolated(nonsending) func write<T>(_ body: nonisolated(nonsending) () async throws -> T) async throws -> T {
         try await transaction(writing: true, body)
     }
 
-    public func read<T>(_ body: () async throws -> T) async throws -> T {
+    public nonisolated(nonsending) func read<T>(_ body: nonisolated(nonsending) () async throws -> T) async throws -> T {
         try await transaction(writing: false, body)
     }
 
-    private func transaction<T>(writing: Bool, _ body: () async throws -> T) async throws -> T {
+    private nonisolated(nonsending) func transaction<T>(writing: Bool, _ body: nonisolated(nonsending) () async throws -> T) async throws -> T {
         try database.execute(writing ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED")
         windowEntities = nil
         defer { windowEntities = nil }
@@ -128,7 +128,7 @@ public final class SQLiteServerStorage: ServerStorage {
         return result
     }
 
-    public func savepoint<T>(_ body: () async throws -> T) async throws -> T {
+    public nonisolated(nonsending) func savepoint<T>(_ body: nonisolated(nonsending) () async throws -> T) async throws -> T {
         savepoints += 1
         let name = "\"fm_change_set_\(savepoints)\""
         defer { savepoints -= 1 }
@@ -146,15 +146,15 @@ public final class SQLiteServerStorage: ServerStorage {
 
     // MARK: State, ids, replies
 
-    public func state() async throws -> ServerState { try currentState() }
+    public nonisolated(nonsending) func state() async throws -> ServerState { try currentState() }
 
-    public func saveState(_ state: ServerState) async throws {
+    public nonisolated(nonsending) func saveState(_ state: ServerState) async throws {
         let sql = "UPDATE \"__fm_server\" SET \"value\" = ? WHERE \"key\" = ?"
         try database.run(sql, [.integer(state.maxRevision), .text("maxRevision")])
         try database.run(sql, [.integer(Int64(bitPattern: state.clock)), .text("clock")])
     }
 
-    public func nextID(_ entity: ServerEntity) async throws -> Int64 {
+    public nonisolated(nonsending) func nextID(_ entity: ServerEntity) async throws -> Int64 {
         let stored = try database.scalar("SELECT \"next\" FROM \"__fm_ids\" WHERE \"entity\" = ?", [.text(entity.name)])
         var next: Int64 = 1
         if case .integer(let value)? = stored {
@@ -166,7 +166,7 @@ public final class SQLiteServerStorage: ServerStorage {
         return next
     }
 
-    public func reply(client: String, request: String) async throws -> [UInt8]? {
+    public nonisolated(nonsending) func reply(client: String, request: String) async throws -> [UInt8]? {
         let statement = try database.statement("SELECT \"response\" FROM \"__fm_replies\" WHERE \"client\" = ? AND \"request\" = ?")
         defer { statement.reset() }
         try statement.bind(client, at: 1)
@@ -175,7 +175,7 @@ public final class SQLiteServerStorage: ServerStorage {
         return statement.blob(0)
     }
 
-    public func storeReply(client: String, request: String, response: [UInt8]) async throws {
+    public nonisolated(nonsending) func storeReply(client: String, request: String, response: [UInt8]) async throws {
         try database.run(
             "INSERT OR REPLACE INTO \"__fm_replies\" (\"client\", \"request\", \"response\") VALUES (?, ?, ?)",
             [.text(client), .text(request), .blob(response)])

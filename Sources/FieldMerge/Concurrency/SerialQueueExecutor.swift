@@ -18,11 +18,17 @@ import Dispatch
 public final class SerialQueueExecutor: SerialExecutor, @unchecked Sendable {
     // @unchecked: the only state is the queue, which is thread-safe.
     private let queue: DispatchQueue
+    /// Marks each executor's queue, so that code can ask whether it runs on it.
+    nonisolated(unsafe) private static let owner = DispatchSpecificKey<ObjectIdentifier>()
 
     /// An executor on a new serial queue named `label` (the name shows in debuggers).
     public init(label: String) {
         queue = DispatchQueue(label: label)
+        queue.setSpecific(key: Self.owner, value: ObjectIdentifier(self))
     }
+
+    /// Whether the caller runs on this executor (tests check that work meant for it does).
+    public var isCurrent: Bool { DispatchQueue.getSpecific(key: Self.owner) == ObjectIdentifier(self) }
 
     public func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
