@@ -19,8 +19,6 @@ let package = Package(
         .library(name: "FieldMergeServerHTTP", targets: ["FieldMergeServerHTTP"]),
         .library(name: "FieldMergeServerAuth", targets: ["FieldMergeServerAuth"]),
         .library(name: "FieldMergeServerPostgres", targets: ["FieldMergeServerPostgres"]),
-        .library(name: "FieldMergeSimulation", targets: ["FieldMergeSimulation"]),
-        .library(name: "FieldMergeSyncTool", targets: ["FieldMergeSyncTool"]),
         .executable(name: "fieldmerge", targets: ["fieldmerge"]),
         .executable(name: "fieldmerge-server", targets: ["fieldmerge-server"]),
     ],
@@ -138,16 +136,23 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["Tools"])),
             ]
         ),
+        // Schemas several test targets share; only tests link it.
+        .target(name: "FieldMergeTestSupport", dependencies: ["FieldMerge"], path: "Tests/FieldMergeTestSupport"),
         .testTarget(name: "FieldMergeTests", dependencies: ["FieldMerge", "FieldMergeWorkload"]),
+        .testTarget(
+            name: "FieldMergeProtocolTests",
+            dependencies: ["FieldMerge", "FieldMergeProtocol", "FieldMergeJSON", "FieldMergeWorkload", "FieldMergeTestSupport"]
+        ),
+        .testTarget(name: "FieldMergeSQLiteDriverTests", dependencies: ["FieldMerge", "FieldMergeSQLiteDriver"]),
         .testTarget(name: "FieldMergeSQLiteTests", dependencies: ["FieldMerge", "FieldMergeSQLite", "FieldMergeWorkload"]),
-        .testTarget(name: "FieldMergeSyncTests", dependencies: ["FieldMerge", "FieldMergeSQLite", "FieldMergeProtocol", "FieldMergeSync", "FieldMergeServer", "FieldMergeServerSQLite", "FieldMergeWorkload", "FieldMergeJSON"]),
+        .testTarget(name: "FieldMergeSyncTests", dependencies: ["FieldMerge", "FieldMergeSQLite", "FieldMergeProtocol", "FieldMergeSync", "FieldMergeServer", "FieldMergeServerSQLite", "FieldMergeWorkload", "FieldMergeJSON", "FieldMergeTestSupport"]),
         .testTarget(name: "FieldMergeJSONTests", dependencies: ["FieldMerge", "FieldMergeJSON"]),
         .testTarget(name: "FieldMergeWorkloadTests", dependencies: ["FieldMerge", "FieldMergeWorkload"]),
         .testTarget(
             name: "FieldMergeServerHTTPTests",
             dependencies: [
                 "FieldMerge", "FieldMergeSQLite", "FieldMergeProtocol", "FieldMergeSync", "FieldMergeServer", "FieldMergeServerSQLite", "FieldMergeSyncHTTP",
-                "FieldMergeServerHTTP", "FieldMergeServerAuth", "FieldMergeJSON", "FieldMergeSyncTool", "FieldMergeSimulation",
+                "FieldMergeServerHTTP", "FieldMergeServerAuth", "FieldMergeJSON", "FieldMergeSyncTool", "FieldMergeSimulation", "FieldMergeTestSupport",
                 .product(name: "JWTKit", package: "jwt-kit", condition: .when(traits: ["Server"])),
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Server"])),
                 .product(name: "InMemoryLogging", package: "swift-log", condition: .when(traits: ["Server"])),

@@ -5,7 +5,7 @@ extension Gzip {
     /// the body is shorter.
     ///
     /// For a glance at what a body starts with before it is decoded in full (the head of a
-    /// response, ``ResponseHead``). A damaged or truncated stream gives what inflated before
+    /// response, `ResponseHead`). A damaged or truncated stream gives what inflated before
     /// the damage, never an error: the full ``decompress(_:limit:)`` is what reports it.
     ///
     /// - Parameters:

@@ -5,30 +5,30 @@
 /// The protocol does not require that order: a body that starts otherwise has no head, and
 /// the client waits for the full decode. A head is a hint, never the truth: the decoded
 /// response is, and a page asked for on a head that disagrees with it is dropped unread.
-public struct ResponseHead: Sendable, Equatable {
+package struct ResponseHead: Sendable, Equatable {
     /// The response's `maxRevision`.
-    public var maxRevision: Int64
+    package var maxRevision: Int64
     /// Whether the response says `"hasMore": true`.
-    public var hasMore: Bool
+    package var hasMore: Bool
 
     /// A head as given.
     ///
     /// - Parameters:
     ///   - maxRevision: The response's `maxRevision`.
     ///   - hasMore: Whether it says `"hasMore": true`.
-    public init(maxRevision: Int64, hasMore: Bool) {
+    package init(maxRevision: Int64, hasMore: Bool) {
         self.maxRevision = maxRevision
         self.hasMore = hasMore
     }
 
     /// How many bytes of a body ``init(body:)`` reads at most.
-    public static let length = 64
+    package static let length = 64
 
     /// The head of a response body as it arrived (gzip'd or not), or nil when it does not
     /// start exactly as FieldMerge's server writes it.
     ///
     /// - Parameter body: The response body; only its first bytes are inflated and read.
-    public init?(body: [UInt8]) {
+    package init?(body: [UInt8]) {
         self.init(json: Gzip.prefix(of: body, count: Self.length))
     }
 
@@ -36,7 +36,7 @@ public struct ResponseHead: Sendable, Equatable {
     /// `{"maxRevision":<integer>,` followed by `"hasMore":true` or by another member.
     ///
     /// - Parameter json: The body's first bytes, already inflated.
-    public init?(json: [UInt8]) {
+    package init?(json: [UInt8]) {
         let start = Array(#"{"maxRevision":"#.utf8)
         guard json.count > start.count, json.starts(with: start) else { return nil }
         var index = start.count

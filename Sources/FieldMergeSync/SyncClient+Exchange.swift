@@ -30,7 +30,7 @@ extension SyncClient {
     /// A catch-up request changes nothing on the server, so while the client applies page
     /// *k* (its store's work) the request for page *k + 1* is already out and its answer
     /// being decoded, on another thread. As soon as that answer's head says where it ends
-    /// (``ResponseHead``), the request for page *k + 2* goes out, so the server's work on it
+    /// (`ResponseHead`), the request for page *k + 2* goes out, so the server's work on it
     /// overlaps the decoding of *k + 1* and the applying of *k*. No more than that: page
     /// *k + 3* is asked for only once *k + 1* is being applied, so at most one undecoded
     /// answer and one decoded page wait beside the one being applied. Still one request

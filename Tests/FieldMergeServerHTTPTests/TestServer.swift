@@ -5,20 +5,13 @@ import FieldMergeSync
 import FieldMergeProtocol
 import FieldMergeServer
 import FieldMergeServerSQLite
+import FieldMergeTestSupport
 import Foundation
 import InMemoryLogging
 import Logging
 
 /// The schema of these tests: lists and their tasks.
-func httpTestSchema() throws -> Schema {
-    try Schema([
-        Entity("lists", fields: [Field("name", .text)]),
-        Entity("tasks", fields: [
-            Field("title", .text), Field("done", .bool), Field("count", .integer, strategy: .counter),
-            Field("listID", .reference(to: "lists", onDelete: .cascade)),
-        ]),
-    ])
-}
+func httpTestSchema() throws -> Schema { try syncSchema() }
 
 /// A ``SyncHTTPServer`` listening on 127.0.0.1 at a port the system picked.
 struct RunningServer: Sendable {

@@ -5,6 +5,7 @@ import FieldMergeSQLite
 import FieldMergeServerSQLite
 @testable import FieldMergeSync
 import Synchronization
+import FieldMergeTestSupport
 import Testing
 
 /// Collects what a client's change feed reports.

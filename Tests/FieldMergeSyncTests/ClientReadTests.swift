@@ -5,6 +5,7 @@ import FieldMergeSQLite
 import FieldMergeServerSQLite
 @testable import FieldMergeSync
 import Foundation
+import FieldMergeTestSupport
 import Testing
 
 @Suite struct ClientReadTests {

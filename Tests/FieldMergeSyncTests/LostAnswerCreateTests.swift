@@ -5,6 +5,7 @@ import FieldMergeProtocol
 @testable import FieldMergeServer
 import FieldMergeServerSQLite
 import Foundation
+import FieldMergeTestSupport
 import Testing
 
 /// A create whose answer was lost, followed by more edits before the next sync.

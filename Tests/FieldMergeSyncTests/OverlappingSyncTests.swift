@@ -5,6 +5,7 @@ import FieldMergeSQLite
 import FieldMergeServerSQLite
 @testable import FieldMergeSync
 import Synchronization
+import FieldMergeTestSupport
 import Testing
 
 /// Forwards requests after a pause, counting how many are inside at once.

@@ -4,6 +4,7 @@ import FieldMergeSQLite
 import FieldMergeProtocol
 @testable import FieldMergeServer
 import FieldMergeServerSQLite
+import FieldMergeTestSupport
 import Testing
 
 /// A server value that carries this replica's own, older stamp is its own earlier edit.

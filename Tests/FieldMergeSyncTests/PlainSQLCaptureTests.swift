@@ -5,6 +5,7 @@ import FieldMergeSQLite
 import FieldMergeServerSQLite
 @testable import FieldMergeSync
 import Foundation
+import FieldMergeTestSupport
 import Testing
 
 /// Edits made with plain SQL, through a second connection to the store's file (as another

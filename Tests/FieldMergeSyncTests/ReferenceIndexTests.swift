@@ -4,6 +4,7 @@ import FieldMergeSync
 import FieldMergeProtocol
 import FieldMergeServer
 import FieldMergeServerSQLite
+import FieldMergeTestSupport
 import Testing
 import Glibc
 

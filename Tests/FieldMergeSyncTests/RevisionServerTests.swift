@@ -4,22 +4,10 @@ import FieldMergeSQLite
 import FieldMergeProtocol
 @testable import FieldMergeServer
 import FieldMergeServerSQLite
+import FieldMergeTestSupport
 import Testing
 
 /// The case study's entities: screens, their instances, and the instances' items.
-func caseStudySchema(restrictItems: Bool = false) throws -> Schema {
-    try Schema([
-        Entity("screens", fields: [Field("name", .text)]),
-        Entity("screen_instances", fields: [
-            Field("screen_id", .reference(to: "screens", onDelete: .cascade)), Field("date", .date), Field("comment", .text),
-        ]),
-        Entity("screen_instance_items", fields: [
-            Field("screen_instance_id", .reference(to: "screen_instances", onDelete: restrictItems ? .restrict : .cascade)),
-            Field("numeric_value", .integer),
-        ]),
-    ])
-}
-
 /// A record for the wire with the given fields present.
 func wire(_ entity: Entity, _ id: Int64, _ values: [String: Value], revision: Int64? = nil, stamp: Stamp? = nil) -> WireRecord {
     var present = FieldMask()

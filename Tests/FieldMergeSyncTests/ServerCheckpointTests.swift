@@ -3,6 +3,7 @@ import FieldMergeSQLite
 import FieldMergeProtocol
 import FieldMergeServer
 import FieldMergeServerSQLite
+import FieldMergeTestSupport
 import Testing
 import Glibc
 

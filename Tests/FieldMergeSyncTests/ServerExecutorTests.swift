@@ -5,6 +5,7 @@ import FieldMergeServer
 import FieldMergeServerSQLite
 import FieldMergeSync
 import Synchronization
+import FieldMergeTestSupport
 import Testing
 
 /// The storage's calls run on the server actor's own executor (its `ServerStorage`

@@ -3,6 +3,7 @@ import FieldMergeSQLite
 import FieldMergeSync
 @testable import FieldMergeServer
 @testable import FieldMergeServerSQLite
+import FieldMergeTestSupport
 import Testing
 import Glibc
 

@@ -4,6 +4,7 @@ import FieldMergeSQLite
 import FieldMergeProtocol
 @testable import FieldMergeServer
 import FieldMergeServerSQLite
+import FieldMergeTestSupport
 import Testing
 
 /// References on the server: a change set's own cascades, dangling references, and paged

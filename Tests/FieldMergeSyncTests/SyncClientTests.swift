@@ -5,17 +5,8 @@ import FieldMergeProtocol
 @testable import FieldMergeServer
 import FieldMergeServerSQLite
 import Synchronization
+import FieldMergeTestSupport
 import Testing
-
-func syncSchema() throws -> Schema {
-    try Schema([
-        Entity("lists", fields: [Field("name", .text)]),
-        Entity("tasks", fields: [
-            Field("title", .text), Field("done", .bool), Field("count", .integer, strategy: .counter),
-            Field("listID", .reference(to: "lists", onDelete: .cascade)),
-        ]),
-    ])
-}
 
 /// A server and clients in one process, each client with its own store and wall clock.
 struct World {

@@ -5,6 +5,7 @@ import FieldMergeProtocol
 import FieldMergeServer
 import FieldMergeServerSQLite
 import Synchronization
+import FieldMergeTestSupport
 import Testing
 
 /// A probe given to the client, the transport and the server hears each phase of a round

@@ -3,6 +3,7 @@ import FieldMergeSQLite
 import FieldMergeProtocol
 import FieldMergeServer
 import FieldMergeServerSQLite
+import FieldMergeTestSupport
 import Testing
 
 /// Temporary ids given in one change set resolve in the later change sets of the request;

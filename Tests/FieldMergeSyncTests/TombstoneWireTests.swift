@@ -4,6 +4,7 @@ import FieldMergeSQLite
 import FieldMergeProtocol
 @testable import FieldMergeServer
 import FieldMergeServerSQLite
+import FieldMergeTestSupport
 import Testing
 
 /// Deletes travel with their tombstone's stamp, so every replica resolves delete against

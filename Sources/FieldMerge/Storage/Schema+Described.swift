@@ -3,10 +3,10 @@
 extension Schema {
     /// One line per entity and field (name, type, reference, strategies, delete policy), in
     /// order: what a file made for this schema records, and compares on open.
-    public var describedLines: [String] { SchemaOutline(self).lines }
+    package var describedLines: [String] { SchemaOutline(self).lines }
 
     /// What differs between the lines a file recorded and this schema's, in words.
-    public func differences(fromStored stored: [String]) -> String {
+    package func differences(fromStored stored: [String]) -> String {
         let expected = describedLines
         let storedSet = Set(stored), expectedSet = Set(expected)
         let missing = expected.filter { !storedSet.contains($0) }

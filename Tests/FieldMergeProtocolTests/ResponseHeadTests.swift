@@ -1,4 +1,5 @@
 import FieldMergeProtocol
+import FieldMergeTestSupport
 import Testing
 
 /// The head of a response: read from its first bytes, gzip'd or not, and only when it

@@ -1,5 +1,6 @@
 import FieldMerge
 import FieldMergeProtocol
+import FieldMergeTestSupport
 import Testing
 
 @Suite struct RefusedWireTests {

@@ -1,5 +1,4 @@
 import FieldMerge
-import FieldMergeSQLite
 import FieldMergeWorkload
 import Testing
 

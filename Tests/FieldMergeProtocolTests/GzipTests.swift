@@ -1,4 +1,3 @@
-import FieldMergeSync
 import FieldMergeProtocol
 import Foundation
 import Testing

@@ -1,5 +1,4 @@
 import FieldMerge
-import FieldMergeSync
 import FieldMergeProtocol
 import FieldMergeWorkload
 

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import FieldMergeSQLite
+@testable import FieldMergeSQLiteDriver
 
 @Suite struct DatabaseTests {
     // MARK: Values
