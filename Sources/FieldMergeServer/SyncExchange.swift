@@ -1,34 +1,45 @@
 import FieldMerge
 import FieldMergeProtocol
 
+/// Where an exchange's request goes: its server, and the codec that reads it.
+public struct SyncDestination: Sendable {
+    public var server: RevisionServer
+    public var codec: WireCodec
+
+    public init(server: RevisionServer, codec: WireCodec) {
+        self.server = server
+        self.codec = codec
+    }
+}
+
 /// Where an exchange finds the server of a request: one ``RevisionServer``, or one per
-/// tenant (the HTTP endpoint's host).
+/// tenant (the HTTP endpoint's host). Found once per request.
 public protocol SyncRoute: Sendable {
-    /// The codec that reads the request of `identity`.
+    /// The server the request of `identity` goes to, and the codec that reads it.
     /// - Throws: ``ServerError`` (``ServerError/Code/forbidden`` for no valid tenant).
-    func codec(for identity: SyncIdentity?) async throws(ServerError) -> WireCodec
-    /// Answers one decoded request (one storage transaction), with the server's revision
-    /// before and after it.
+    func destination(for identity: SyncIdentity?) async throws(ServerError) -> SyncDestination
+    /// Answers one decoded request at `destination` (one storage transaction), with the
+    /// server's revision before and after it; by default the destination's server answers it.
     /// - Throws: ``ServerError``; the server has then changed nothing.
-    func handle(_ request: SyncRequest, identity: SyncIdentity?) async throws(ServerError) -> SyncExchange.Handled
+    func handle(_ request: SyncRequest, identity: SyncIdentity?, at destination: SyncDestination) async throws(ServerError) -> SyncExchange.Handled
+}
+
+extension SyncRoute {
+    public func handle(_ request: SyncRequest, identity: SyncIdentity?, at destination: SyncDestination) async throws(ServerError) -> SyncExchange.Handled {
+        let (response, before, after) = try await destination.server.handleReporting(request, identity: identity)
+        return SyncExchange.Handled(response: response, revisionBefore: before, revisionAfter: after)
+    }
 }
 
 /// One server, its codec made once.
 public struct SingleServerRoute: SyncRoute {
-    public let server: RevisionServer
-    public let codec: WireCodec
+    public let destination: SyncDestination
 
     public init(_ server: RevisionServer, limits: WireLimits = WireLimits()) {
-        self.server = server
-        codec = server.wireCodec(limits: limits)
+        destination = SyncDestination(server: server, codec: server.wireCodec(limits: limits))
     }
 
-    public func codec(for identity: SyncIdentity?) async throws(ServerError) -> WireCodec { codec }
-
-    public func handle(_ request: SyncRequest, identity: SyncIdentity?) async throws(ServerError) -> SyncExchange.Handled {
-        let (response, before, after) = try await server.handleReporting(request, identity: identity)
-        return SyncExchange.Handled(response: response, revisionBefore: before, revisionAfter: after)
-    }
+    public func destination(for identity: SyncIdentity?) async throws(ServerError) -> SyncDestination { destination }
 }
 
 /// One exchange of the revision protocol, bytes in and a status plus bytes out: inflate,
@@ -100,14 +111,15 @@ public struct SyncExchange: Sendable {
         var requestBytes = 0
         var request: SyncRequest?
         do {
-            let codec = try await route.codec(for: identity)
+            let destination = try await route.destination(for: identity)
+            let codec = destination.codec
             let decoded = try probe.measure(.serverDecode) { () throws(WireError) in
                 let json = gzip ? try Gzip.decompress(body, limit: inflateLimit) : body
                 requestBytes = json.count
                 return try codec.decodeRequest(json)
             }
             request = decoded
-            let handled = try await route.handle(decoded, identity: identity)
+            let handled = try await route.handle(decoded, identity: identity, at: destination)
             // A client of an older schema version is answered in its own.
             let encoded = probe.measure(.responseEncode) { codec.codec(answering: decoded).encode(handled.response) }
             let answer = answerGzip ? probe.measure(.responseGzip) { Gzip.compress(encoded, level: gzipLevel) } : encoded

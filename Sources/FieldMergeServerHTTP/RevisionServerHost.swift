@@ -42,18 +42,20 @@ final class RevisionServerHost: Sendable {
         }
     }
 
-    /// The codec that reads the request of `identity`: `codec` for one server (made by its
-    /// server) or an identity that names no tenant (refused when handled); otherwise the
-    /// codec of the tenant's server, made once, so that each tenant answers the older
-    /// schema versions its own file kept.
+    /// The server the request of `identity` reaches, and the codec that reads it, found
+    /// once per request: `codec` for one server (made by its server) or an identity that
+    /// names no tenant (refused, ``ServerError/Code/forbidden``); otherwise the tenant's
+    /// server and its codec, made once, so that each tenant answers the older schema
+    /// versions its own file kept.
     ///
     /// - Throws: ``ServerError/Code/forbidden`` for a name that is no valid tenant name.
-    func codec(for identity: SyncIdentity?, limits: WireLimits, default codec: WireCodec) async throws(ServerError) -> WireCodec {
-        guard case .tenants = source, let tenant = identity?.tenant else { return codec }
-        if let made = tenantCodecs.withLock({ $0[tenant] }) { return made }
-        let made = try await server(for: identity).wireCodec(limits: limits)
+    func destination(for identity: SyncIdentity?, limits: WireLimits, default codec: WireCodec) async throws(ServerError) -> SyncDestination {
+        let server = try await server(for: identity)
+        guard case .tenants = source, let tenant = identity?.tenant else { return SyncDestination(server: server, codec: codec) }
+        if let made = tenantCodecs.withLock({ $0[tenant] }) { return SyncDestination(server: server, codec: made) }
+        let made = server.wireCodec(limits: limits)
         tenantCodecs.withLock { $0[tenant] = made }
-        return made
+        return SyncDestination(server: server, codec: made)
     }
 
     /// Reads the server's revision into what `GET /health` shows (one server only).
@@ -69,11 +71,11 @@ final class RevisionServerHost: Sendable {
         return false
     }
 
-    /// Answers one decoded request (one storage transaction).
+    /// Answers one decoded request on `server`, the one ``destination(for:limits:default:)``
+    /// found for it (one storage transaction).
     ///
     /// - Throws: ``ServerError``; the server has then changed nothing.
-    func handle(_ request: SyncRequest, identity: SyncIdentity?) async throws(ServerError) -> SyncExchange.Handled {
-        let server = try await server(for: identity)
+    func handle(_ request: SyncRequest, identity: SyncIdentity?, on server: RevisionServer) async throws(ServerError) -> SyncExchange.Handled {
         let (response, before, after) = try await server.handleReporting(request, identity: identity)
         if isSingle { published.withLock { $0 = max($0, after) } }
         return SyncExchange.Handled(response: response, revisionBefore: before, revisionAfter: after)

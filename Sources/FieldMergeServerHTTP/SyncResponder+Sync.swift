@@ -116,11 +116,11 @@ struct HostRoute: SyncRoute {
     let limits: WireLimits
     let codec: WireCodec
 
-    func codec(for identity: SyncIdentity?) async throws(ServerError) -> WireCodec {
-        try await host.codec(for: identity, limits: limits, default: codec)
+    func destination(for identity: SyncIdentity?) async throws(ServerError) -> SyncDestination {
+        try await host.destination(for: identity, limits: limits, default: codec)
     }
 
-    func handle(_ request: SyncRequest, identity: SyncIdentity?) async throws(ServerError) -> SyncExchange.Handled {
-        try await host.handle(request, identity: identity)
+    func handle(_ request: SyncRequest, identity: SyncIdentity?, at destination: SyncDestination) async throws(ServerError) -> SyncExchange.Handled {
+        try await host.handle(request, identity: identity, on: destination.server)
     }
 }

@@ -113,9 +113,9 @@ public actor ServerEndpoint: SyncTransport {
 private struct ClientAsUser: SyncRoute {
     let server: SingleServerRoute
 
-    func codec(for identity: SyncIdentity?) async throws(ServerError) -> WireCodec { server.codec }
+    func destination(for identity: SyncIdentity?) async throws(ServerError) -> SyncDestination { server.destination }
 
-    func handle(_ request: SyncRequest, identity: SyncIdentity?) async throws(ServerError) -> SyncExchange.Handled {
-        try await server.handle(request, identity: identity ?? request.clientID.map { SyncIdentity(user: $0) })
+    func handle(_ request: SyncRequest, identity: SyncIdentity?, at destination: SyncDestination) async throws(ServerError) -> SyncExchange.Handled {
+        try await server.handle(request, identity: identity ?? request.clientID.map { SyncIdentity(user: $0) }, at: destination)
     }
 }
