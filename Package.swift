@@ -137,7 +137,7 @@ let package = Package(
             ]
         ),
         // Schemas several test targets share; only tests link it.
-        .target(name: "FieldMergeTestSupport", dependencies: ["FieldMerge"], path: "Tests/FieldMergeTestSupport"),
+        .target(name: "FieldMergeTestSupport", dependencies: ["FieldMerge", "FieldMergeJSON"], path: "Tests/FieldMergeTestSupport"),
         .testTarget(name: "FieldMergeTests", dependencies: ["FieldMerge", "FieldMergeWorkload"]),
         .testTarget(
             name: "FieldMergeProtocolTests",
@@ -146,7 +146,10 @@ let package = Package(
         .testTarget(name: "FieldMergeSQLiteDriverTests", dependencies: ["FieldMerge", "FieldMergeSQLiteDriver"]),
         .testTarget(name: "FieldMergeSQLiteTests", dependencies: ["FieldMerge", "FieldMergeSQLite", "FieldMergeWorkload"]),
         .testTarget(name: "FieldMergeSyncTests", dependencies: ["FieldMerge", "FieldMergeSQLite", "FieldMergeProtocol", "FieldMergeSync", "FieldMergeServer", "FieldMergeServerSQLite", "FieldMergeWorkload", "FieldMergeJSON", "FieldMergeTestSupport"]),
-        .testTarget(name: "FieldMergeJSONTests", dependencies: ["FieldMerge", "FieldMergeJSON"]),
+        .testTarget(name: "FieldMergeJSONTests", dependencies: ["FieldMerge", "FieldMergeJSON", "FieldMergeTestSupport"]),
+        // The executables as processes (`swift test` builds them first): fieldmerge merge,
+        // sync and the serve forwarding to fieldmerge-server.
+        .testTarget(name: "FieldMergeCommandTests", dependencies: ["FieldMergeJSON", "FieldMergeTestSupport"]),
         .testTarget(name: "FieldMergeWorkloadTests", dependencies: ["FieldMerge", "FieldMergeWorkload"]),
         .testTarget(
             name: "FieldMergeServerHTTPTests",

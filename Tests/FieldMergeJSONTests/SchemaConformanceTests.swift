@@ -1,5 +1,6 @@
 import FieldMerge
 import FieldMergeJSON
+import FieldMergeTestSupport
 import Foundation
 import Testing
 

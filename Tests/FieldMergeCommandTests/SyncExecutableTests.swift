@@ -1,4 +1,5 @@
 import FieldMergeJSON
+import FieldMergeTestSupport
 import Foundation
 import Testing
 
