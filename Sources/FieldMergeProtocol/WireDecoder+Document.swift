@@ -8,8 +8,8 @@ extension _Parser {
         let objectAt = try documentStart()
         var maxRevision: Int64?, changeSets: [ChangeSet]?
         var clientID: String?, requestID: String?, limit: Int?, version: Int?
-        var schemaVersion: Int?, schemaFingerprint: String?
-        var seen: UInt8 = 0
+        var schemaVersion: Int?, schemaFingerprint: String?, scopes: ScopeHoldings?
+        var seen: UInt8 = 0, seenScopes = false
         if try open(UInt8(ascii: "{"), "an object (the request)") {
             repeat {
                 let key = try key()
@@ -50,6 +50,10 @@ extension _Parser {
                             + "than the server's (version \(codec.schema.version), fingerprint \(codec.schemaFingerprint)): "
                             + Self.whichToUpdate(client: schemaVersion, server: codec.schema.version), at: start)
                     }
+                } else if key.equals("scopes") {
+                    guard !seenScopes else { throw error(.duplicateKey, "duplicate key 'scopes'", at: key.offset) }
+                    seenScopes = true
+                    scopes = try parseScopes()
                 } else {
                     try skipValue()  // unknown top-level keys: forward compatibility
                 }
@@ -60,7 +64,7 @@ extension _Parser {
         guard let changeSets else { throw error(.invalidValue, "the request has no changeSets", at: objectAt) }
         return SyncRequest(
             maxRevision: maxRevision, changeSets: changeSets, clientID: clientID, requestID: requestID, limit: limit,
-            protocolVersion: version, schemaVersion: schemaVersion, schemaFingerprint: schemaFingerprint)
+            protocolVersion: version, schemaVersion: schemaVersion, schemaFingerprint: schemaFingerprint, scopes: scopes)
     }
 
     /// The top-level `schemaFingerprint` of a request, every other value skipped; nil when
@@ -79,7 +83,7 @@ extension _Parser {
 
     mutating func parseResponse(_ codec: WireCodec) throws(WireError) -> SyncResponse {
         let objectAt = try documentStart()
-        var maxRevision: Int64?, changeSets: [ChangeSet]?, hasMore = false
+        var maxRevision: Int64?, changeSets: [ChangeSet]?, hasMore = false, scopes: ScopeHoldings?
         var seen: UInt8 = 0
         if try open(UInt8(ascii: "{"), "an object (the response)") {
             repeat {
@@ -93,6 +97,9 @@ extension _Parser {
                 } else if key.equals("hasMore") {
                     try once(&seen, 4, key)
                     hasMore = try null() ? false : try bool("hasMore (a bool)")
+                } else if key.equals("scopes") {
+                    try once(&seen, 8, key)
+                    scopes = try parseScopes()
                 } else {
                     try skipValue()
                 }
@@ -101,7 +108,7 @@ extension _Parser {
         try finish()
         guard let maxRevision else { throw error(.invalidValue, "the response has no maxRevision", at: objectAt) }
         guard let changeSets else { throw error(.invalidValue, "the response has no changeSets", at: objectAt) }
-        return SyncResponse(maxRevision: maxRevision, changeSets: changeSets, hasMore: hasMore)
+        return SyncResponse(maxRevision: maxRevision, changeSets: changeSets, hasMore: hasMore, scopes: scopes)
     }
 
     mutating func parseErrorBody() throws(WireError) -> WireErrorBody {
@@ -149,6 +156,32 @@ extension _Parser {
 
     private mutating func optionalText(_ what: String) throws(WireError) -> String? {
         try null() ? nil : try text("\(what) (a string)")
+    }
+
+    /// `"scopes": {"name": [ids] or "*", ...}` (null: absent). Ids may come in any order and
+    /// repeat; they are kept sorted, once each.
+    private mutating func parseScopes() throws(WireError) -> ScopeHoldings? {
+        if try null() { return nil }
+        var holdings = ScopeHoldings()
+        if try open(UInt8(ascii: "{"), "an object of scopes") {
+            repeat {
+                let name = try key()
+                guard name.count > 0 else { throw error(.invalidValue, "a scope name must not be empty", at: name.offset) }
+                guard holdings[name.text] == nil else {
+                    throw error(.duplicateKey, "duplicate scope '\(name.text)'", at: name.offset)
+                }
+                if try peek() == UInt8(ascii: "\"") {
+                    let all = try string()
+                    guard all.equals("*") else {
+                        throw error(.invalidValue, "a scope holds an array of root ids or \"*\"", at: all.offset)
+                    }
+                    holdings[name.text] = .all
+                } else {
+                    holdings[name.text] = .ids(try parseIDs("scope '\(name.text)'"))
+                }
+            } while try next(UInt8(ascii: "}"))
+        }
+        return holdings
     }
 
     private mutating func optionalLimit() throws(WireError) -> Int? {
@@ -329,6 +362,9 @@ extension _Parser {
                 } else if key.equals("recreate") {
                     try once(&seen, 16, key)
                     changes.recreate = try parseIDs("recreate")
+                } else if key.equals("leave") {
+                    try once(&seen, 32, key)
+                    changes.leave = try parseIDs("leave")
                 } else {
                     throw error(
                         .unknownField, "unknown key '\(key.text)' in the object of '\(table.name)'", at: key.offset)

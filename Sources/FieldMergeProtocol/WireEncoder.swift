@@ -31,6 +31,7 @@ extension WireCodec {
             writer.raw(",\"limit\":")
             writer.integer(Int64(limit))
         }
+        if let scopes = request.scopes { writeScopes(scopes, to: &writer) }
         writer.raw(",\"changeSets\":")
         writeChangeSets(request.changeSets, to: &writer)
         writer.byte(UInt8(ascii: "}"))
@@ -40,8 +41,24 @@ extension WireCodec {
         writer.raw("{\"maxRevision\":")
         writer.integer(response.maxRevision)
         if response.hasMore { writer.raw(",\"hasMore\":true") }
+        if let scopes = response.scopes { writeScopes(scopes, to: &writer) }
         writer.raw(",\"changeSets\":")
         writeChangeSets(response.changeSets, to: &writer)
+        writer.byte(UInt8(ascii: "}"))
+    }
+
+    /// `,"scopes":{"name":[ids]|"*",...}`, scopes by name.
+    private func writeScopes(_ holdings: ScopeHoldings, to writer: inout _Writer) {
+        writer.raw(",\"scopes\":{")
+        for (position, name) in holdings.scopes.keys.sorted().enumerated() {
+            if position > 0 { writer.byte(UInt8(ascii: ",")) }
+            writer.string(name)
+            writer.byte(UInt8(ascii: ":"))
+            switch holdings.scopes[name]! {
+            case .all: writer.raw("\"*\"")
+            case .some(let ids): writeIDs(ids, to: &writer)
+            }
+        }
         writer.byte(UInt8(ascii: "}"))
     }
 
@@ -116,6 +133,10 @@ extension WireCodec {
         if !changes.recreate.isEmpty {
             writer.raw(",\"recreate\":")
             writeIDs(changes.recreate, to: &writer)
+        }
+        if !changes.leave.isEmpty {
+            writer.raw(",\"leave\":")
+            writeIDs(changes.leave, to: &writer)
         }
         writer.raw(",\"attributes\":{")
         for (position, record) in changes.records.enumerated() {

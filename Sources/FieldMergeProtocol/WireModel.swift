@@ -65,18 +65,24 @@ public struct EntityChanges: Sendable, Equatable {
     /// field and the revision of the deletion they answer; the server re-creates them under
     /// their old ids. Absent (empty) in the case study's messages.
     public var recreate: [Int64]
+    /// `"leave"` (extension, catch-up): records that left what the device may hold (its
+    /// scopes, Specs/scopes.md). Not deletes: the server keeps them and other devices still
+    /// hold them; the device removes them without sending anything, keeping its unsynced
+    /// edits of them aside. No attributes travel with them.
+    public var leave: [Int64]
     /// The `"attributes"` entries, in document order.
     public var records: [WireRecord]
 
     public init(
         entity: String, create: [Int64] = [], update: [Int64] = [], delete: [Int64] = [], recreate: [Int64] = [],
-        records: [WireRecord] = []
+        leave: [Int64] = [], records: [WireRecord] = []
     ) {
         self.entity = entity
         self.create = create
         self.update = update
         self.delete = delete
         self.recreate = recreate
+        self.leave = leave
         self.records = records
     }
 }
@@ -141,11 +147,17 @@ public struct SyncRequest: Sendable, Equatable {
     /// schema refuses the request (`incompatibleSchema`, HTTP 409) and changes nothing.
     public var schemaVersion: Int?
     public var schemaFingerprint: String?
+    /// `"scopes"` (extension): what the device holds of each scope, as the server's last
+    /// response said (Specs/scopes.md); nil from a device that never synced with a server
+    /// that has scopes.
+    public var scopes: ScopeHoldings?
 
     public init(
         maxRevision: Int64, changeSets: [ChangeSet], clientID: String? = nil, requestID: String? = nil,
-        limit: Int? = nil, protocolVersion: Int? = nil, schemaVersion: Int? = nil, schemaFingerprint: String? = nil
+        limit: Int? = nil, protocolVersion: Int? = nil, schemaVersion: Int? = nil, schemaFingerprint: String? = nil,
+        scopes: ScopeHoldings? = nil
     ) {
+        self.scopes = scopes
         self.schemaVersion = schemaVersion
         self.schemaFingerprint = schemaFingerprint
         self.maxRevision = maxRevision
@@ -166,8 +178,12 @@ public struct SyncResponse: Sendable, Equatable {
     public var changeSets: [ChangeSet]
     /// `"hasMore": true` (extension): catch-up was cut at ``maxRevision``; ask again.
     public var hasMore: Bool
+    /// `"scopes"` (extension): what the device holds of each scope once it has applied this
+    /// response, to send with its next request; nil from a server without scopes.
+    public var scopes: ScopeHoldings?
 
-    public init(maxRevision: Int64, changeSets: [ChangeSet], hasMore: Bool = false) {
+    public init(maxRevision: Int64, changeSets: [ChangeSet], hasMore: Bool = false, scopes: ScopeHoldings? = nil) {
+        self.scopes = scopes
         self.maxRevision = maxRevision
         self.changeSets = changeSets
         self.hasMore = hasMore

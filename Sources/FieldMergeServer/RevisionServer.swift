@@ -168,11 +168,26 @@ public struct SyncIdentity: Sendable, Hashable {
     public var tenant: String?
     /// The user's roles, for permissions.
     public var roles: Set<String>
+    /// Custom claims of the token that scope rules name (``ScopeRules/claims``), each as its
+    /// values in text: a string claim is one value, an array of strings or integers several.
+    public var claims: [String: [String]]
 
-    public init(user: String, tenant: String? = nil, roles: Set<String> = []) {
+    public init(user: String, tenant: String? = nil, roles: Set<String> = [], claims: [String: [String]] = [:]) {
         self.user = user
         self.tenant = tenant
         self.roles = roles
+        self.claims = claims
+    }
+
+    /// The values of a claim a scope rule names: `sub`, `tenant`, `roles` or a custom one
+    /// (none when the token lacks it).
+    public func values(ofClaim name: String) -> [String] {
+        switch name {
+        case "sub": return [user]
+        case "tenant": return tenant.map { [$0] } ?? []
+        case "roles": return roles.sorted()
+        default: return claims[name] ?? []
+        }
     }
 }
 
