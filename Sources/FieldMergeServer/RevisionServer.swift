@@ -51,6 +51,9 @@ public actor RevisionServer {
         public var authorize: Authorization?
         /// Decides which entities each identity receives; nil sends every entity to everyone.
         public var readable: ReadFilter?
+        /// Which records of scoped entities each identity's devices hold, and may write
+        /// (Specs/scopes.md); nil: no scopes, every device holds every record.
+        public var scopes: ScopeRules?
         /// Hears how long the server's phases take (``SyncPhase``: catch-up, apply, log,
         /// reply storage; the log only on SQLite); nil, the default, times nothing.
         public var probe: (any SyncProbe)?
