@@ -9,6 +9,11 @@ import FieldMergeServer
 /// nothing it does not name may be written. The role `*` lets anyone. A rule with `read`
 /// limits who receives the entity's records (catch-up, answers, conflict truths): the
 /// others never see them, and may not write them either; without `read`, everyone reads.
+///
+/// The document may also carry ``scopes``: which records of scoped entities each user's
+/// devices hold (``RevisionServer/Options/scopes``, Specs/scopes.md). They are independent
+/// of the write rules: a policy of scopes alone still needs a `default` rule for anyone to
+/// write.
 public struct AccessPolicy: Sendable, Equatable {
     /// The roles allowed to read and change one entity's records.
     public struct Rule: Sendable, Equatable {
@@ -43,10 +48,13 @@ public struct AccessPolicy: Sendable, Equatable {
 
     public var entities: [String: Rule]
     public var defaultRule: Rule?
+    /// The scope rules of the document's `scopes` and `claims`; nil without `scopes`.
+    public var scopes: ScopeRules?
 
-    public init(entities: [String: Rule], defaultRule: Rule? = nil) {
+    public init(entities: [String: Rule], defaultRule: Rule? = nil, scopes: ScopeRules? = nil) {
         self.entities = entities
         self.defaultRule = defaultRule
+        self.scopes = scopes
     }
 
     /// Whether `identity` may make a change of `kind` to a record of `entity` (never to one

@@ -3,22 +3,29 @@ import Foundation
 import JWTKit
 
 /// Verifies bearer tokens (JWT, with jwt-kit) and reads the ``SyncIdentity`` they carry:
-/// `sub` is the user, `tenant` the tenant, `roles` the roles.
+/// `sub` is the user, `tenant` the tenant, `roles` the roles, and the custom claims
+/// ``Requirements/customClaims`` names go to ``SyncIdentity/claims``.
 ///
 /// A token is accepted when its signature verifies with one of the keys, it has a `sub` and
 /// an `exp` later than now, its `nbf` (if any) is not later than now, and it names the
 /// required issuer (`iss`) and audience (`aud`) when those are set.
 public struct TokenVerifier: Sendable {
-    /// Claims a token must carry, beyond `sub` and `exp`.
+    /// Claims a token must carry, beyond `sub` and `exp`, and the custom claims it may carry.
     public struct Requirements: Sendable, Equatable {
         /// The `iss` a token must name; nil: any.
         public var issuer: String?
         /// A value the token's `aud` must contain; nil: any.
         public var audience: String?
+        /// Custom claims kept in ``SyncIdentity/claims`` when a token has them (the
+        /// ``ScopeRules/claims`` its scope rules name): a string, an integer, or an array of
+        /// strings and integers; a token with one of another shape is refused. Optional;
+        /// other custom claims are ignored.
+        public var customClaims: Set<String>
 
-        public init(issuer: String? = nil, audience: String? = nil) {
+        public init(issuer: String? = nil, audience: String? = nil, customClaims: Set<String> = []) {
             self.issuer = issuer
             self.audience = audience
+            self.customClaims = customClaims
         }
     }
 
@@ -46,8 +53,8 @@ public struct TokenVerifier: Sendable {
         } catch {
             throw AuthenticationFailure(verifying: error)
         }
-        if let name = claims.malformed.first {
-            throw AuthenticationFailure("the token's '\(name)' claim is malformed (\(Self.expectedType[name] ?? "of the wrong type"))")
+        if let name = claims.malformed.first ?? claims.malformedCustom.sorted().first(where: requirements.customClaims.contains) {
+            throw AuthenticationFailure("the token's '\(name)' claim is malformed (\(Self.expectedType[name] ?? Self.expectedCustomType))")
         }
         guard let user = claims.sub?.value, !user.isEmpty else { throw AuthenticationFailure("the token has no 'sub' claim") }
         guard let expiry = claims.exp?.value else { throw AuthenticationFailure("the token has no 'exp' claim") }
@@ -60,7 +67,9 @@ public struct TokenVerifier: Sendable {
         if let audience = requirements.audience, !(claims.aud?.value.contains(audience) ?? false) {
             throw AuthenticationFailure("the token's audience ('aud') does not include this server")
         }
-        return SyncIdentity(user: user, tenant: claims.tenant, roles: Set(claims.roles ?? []))
+        return SyncIdentity(
+            user: user, tenant: claims.tenant, roles: Set(claims.roles ?? []),
+            claims: claims.custom.filter { requirements.customClaims.contains($0.key) })
     }
 }
 
@@ -70,6 +79,10 @@ extension TokenVerifier {
         "sub": "a string", "iss": "a string", "tenant": "a string", "exp": "a number", "nbf": "a number",
         "aud": "a string or an array of strings", "roles": "an array of strings",
     ]
+
+    /// What a custom claim must be.
+    static let expectedCustomType = "a string, an integer or an array of strings and integers"
+
 
     /// The shortest HS256 secret taken, in bytes (RFC 7518 §3.2: at least the hash's size).
     public static let minimumSecretBytes = 32

@@ -40,11 +40,13 @@ struct ServeAuthOptions: ParsableArguments {
         return nil
     }
 
-    /// The token verifier, or nil without keys; unusable keys exit with code 2.
-    func loadVerifier() async throws -> TokenVerifier? {
+    /// The token verifier, or nil without keys, keeping `customClaims` (those the policy's
+    /// scope rules name); unusable keys exit with code 2.
+    func loadVerifier(customClaims: Set<String> = []) async throws -> TokenVerifier? {
         guard let keySource else { return nil }
         do {
-            return try await keySource.verifier(requirements: .init(issuer: jwtIssuer, audience: jwtAudience))
+            return try await keySource.verifier(
+                requirements: .init(issuer: jwtIssuer, audience: jwtAudience, customClaims: customClaims))
         } catch {
             ServeCommand.fail("bad token keys: \(error)")
             throw ExitCode(2)

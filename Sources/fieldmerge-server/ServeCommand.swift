@@ -89,7 +89,8 @@ struct ServeCommand: AsyncParsableCommand {
         let policy = try auth.loadPolicy(schema: schema)
         options.authorize = policy?.authorization
         options.readable = policy?.readFilter
-        let verifier = try await auth.loadVerifier()
+        options.scopes = policy?.scopes
+        let verifier = try await auth.loadVerifier(customClaims: policy?.scopes?.claims ?? [])
         let (server, connector, location) = try await openServer(schema: schema, options: options)
         for change in server.migrations {
             FileHandle.standardError.write(Data("fieldmerge serve: migrated \(location) to schema version \(schema.version): \(change)\n".utf8))

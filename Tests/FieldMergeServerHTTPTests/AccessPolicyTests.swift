@@ -43,7 +43,7 @@ import Testing
          "$: tasks is readable by role(s) guest, but its reference listID points at lists, which they may not read"),
         (#"{"default": {"create": ["*"]}}"#, "$.default: a rule needs 'write' (an array of roles)"),
         (#"{"entities": {"lists": {"write": [""]}}}"#, "$.entities.lists.write[0]: expected a role name (a non-empty string)"),
-        (#"{"entitles": {}}"#, "$.entitles: unknown key; expected one of default, entities"),
+        (#"{"entitles": {}}"#, "$.entitles: unknown key; expected one of claims, default, entities, scopes"),
     ])
     func badDocuments_sayWhereAndWhat(_ json: String, _ message: String) throws {
         #expect(throws: DocumentError.self) { try Self.policy(json) }
