@@ -5,7 +5,8 @@ extension RevisionServer {
     /// Applies one change set in a savepoint at revision `revision + 1`, or answers it as a
     /// conflict with the true state of every record it touched.
     func apply(
-        _ changeSet: ChangeSet, identity: SyncIdentity?, revision: inout Int64, idMap: inout [String: [Int64: Int64]]
+        _ changeSet: ChangeSet, identity: SyncIdentity?, revision: inout Int64, idMap: inout [String: [Int64: Int64]],
+        holding: inout [RootSet]?
     ) async throws -> ChangeSet {
         var attempt = ChangeSetAttempt(revision: revision + 1, earlierIDs: idMap, identity: identity)
         let savedClock = clock
@@ -17,8 +18,14 @@ extension RevisionServer {
             outcome = .conflict(touched: touched, refused: refused)
         }
         switch outcome {
-        case .committed(let answer):
+        case .committed(var answer):
             revision = attempt.revision
+            if var held = holding {
+                // Roots it created are roots it holds: it has every record of them.
+                for (scope, id) in attempt.createdRoots { held[scope] = held[scope].adding(id) }
+                holding = held
+                answer = try await withinScope(answer, holding: held, keep: Self.sentKeys(changeSet, attempt))
+            }
             // Added to the request's map in place: the attempt lets go of it first, so that
             // nothing copies it (a copy per change set made a request of many quadratic).
             let added = attempt.newIDs
@@ -28,6 +35,7 @@ extension RevisionServer {
         case .conflict(let touched, let refused):
             clock = savedClock
             var answer = try await truth(for: changeSet, touched: touched, idMap: idMap)
+            if let holding { answer = try await withinScope(answer, holding: holding) }
             answer.refused = refused
             return answer
         }
@@ -55,6 +63,13 @@ extension RevisionServer {
         /// References written by this change set, checked when it ends (a parent may come later
         /// in the same change set): (target entity, target id, entity, id).
         var references: [(target: String, targetID: Int64, entity: String, id: Int64)] = []
+        /// Records of scoped entities this change set created or updated, checked when it
+        /// ends: each must lie within the user's scope (``checkScopes(_:)``).
+        var scopedWrites: [(entity: Int, id: Int64, sentID: Int64, kind: ChangeKind)] = []
+        /// Records whose parent toward the root was not written yet when they were.
+        var unrooted: [(entity: Int, id: Int64)] = []
+        /// Root records this change set created, by scope.
+        var createdRoots: [(scope: Int, id: Int64)] = []
 
         mutating func answer(_ entity: String, _ change: (inout EntityChanges) -> Void) {
             if answers[entity] == nil {
@@ -101,6 +116,7 @@ extension RevisionServer {
                                  in: entity, &attempt)
             }
         }
+        try await checkScopes(&attempt)
         try await checkReferences(attempt)
         return ChangeSet(entities: attempt.order.map { Self.once(attempt.answers[$0]!) }, conflict: false)
     }
@@ -197,10 +213,17 @@ extension RevisionServer {
             values.append(wire.present.contains(index) ? rewrite(wire.values[index], field: field, attempt) : .null)
             stamps.append(accept(wire.stamps?[index]))
         }
-        let row = ServerRow(
+        var row = ServerRow(
             record: Record(entity: entity.name, id: id, values: values, stamps: stamps),
             revision: attempt.revision, created: attempt.revision)
         noteReferences(row.record, fields: entity.entity.allFields, entity: entity, &attempt)
+        if let place = scopePlan?.places[entity.position], let scope = place.scope {
+            let (root, resolved) = try await root(of: entity, id: id, values: values)
+            row.root = root
+            if !resolved { attempt.unrooted.append((entity.position, id)) }
+            attempt.scopedWrites.append((entity.position, id, wire.id, .create))
+            if case .root = place { attempt.createdRoots.append((scope, id)) }
+        }
         try await storage.write(row, of: entity)
         return row
     }
@@ -249,10 +272,21 @@ extension RevisionServer {
             (incoming, changed) = merge
         }
         try authorize(entity.name, id, sentID: wire.id, .update, attempt)
+        let oldRoot = row.root
+        if let scope = scopePlan?.places[entity.position].scope {
+            guard try await holds(row.root, scope: scope, identity: attempt.identity) else {
+                throw outOfScope(entity.name, id, sentID: wire.id, .update, attempt)
+            }
+            let (root, resolved) = try await root(of: entity, id: id, values: incoming.values)
+            row.root = root
+            if !resolved { attempt.unrooted.append((entity.position, id)) }
+            attempt.scopedWrites.append((entity.position, id, wire.id, .update))
+        }
         row.record = incoming
         row.advance(to: attempt.revision, changed: changed)
         noteReferences(row.record, fields: changed, entity: entity, &attempt)
         try await storage.write(row, of: entity)
+        if row.root != oldRoot { try await moved(entity, id: id, from: oldRoot, to: row.root, revision: attempt.revision) }
         attempt.answer(entity.name) {
             $0.update.append(id)
             $0.records.append(wireRecord(row, entity: entity))

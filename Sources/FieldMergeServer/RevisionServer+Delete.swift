@@ -22,6 +22,9 @@ extension RevisionServer {
         }
         if sentRevision != nil {
             try authorize(entity.name, id, sentID: id, .delete, attempt)
+            if let scope = scopePlan?.places[entity.position].scope, try await !holds(row.root, scope: scope, identity: attempt.identity) {
+                throw outOfScope(entity.name, id, sentID: id, .delete, attempt)
+            }
             attempt.sentDelete = (entity.name, id)
         }
         attempt.answer(entity.name) { _ in }  // the deleted entity is listed before what it cascades to
@@ -45,7 +48,12 @@ extension RevisionServer {
                     if attempt.revisionBefore[childKey] == nil { attempt.revisionBefore[childKey] = childRow.revision }
                     childRow.record.set(reference.field, .null, stamp: clock.now())
                     childRow.advance(to: attempt.revision, changed: FieldMask([reference.field]))
+                    let oldRoot = childRow.root
+                    if case .member(_, reference.field, _)? = scopePlan?.places[child.position] { childRow.root = nil }
                     try await storage.write(childRow, of: child)
+                    if childRow.root != oldRoot {
+                        try await moved(child, id: childID, from: oldRoot, to: nil, revision: attempt.revision)
+                    }
                     attempt.answer(child.name) {
                         $0.update.append(childID)
                         $0.records.append(wireRecord(childRow, entity: child))

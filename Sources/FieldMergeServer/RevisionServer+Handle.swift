@@ -30,6 +30,9 @@ extension RevisionServer {
         await turnstile.enter()
         defer { turnstile.leave() }
         let before = maxRevision
+        if scopePlan != nil && !rootsReady {
+            do { try await prepareRoots() } catch { throw Self.serverError(error) }
+        }
         // A client of an older schema version: its change sets in the current schema, the
         // answer in its own (the stored reply stays in the current schema).
         let version = codec.version(fingerprint: request.schemaFingerprint)
@@ -72,7 +75,7 @@ extension RevisionServer {
             let replyKey = request.clientID.map { client in identity.map { "\($0.user.utf8.count):\($0.user)/\(client)" } ?? client }
             return try await storage.write { () async throws -> SyncResponse in
                 if let replyKey, let id = request.requestID, let stored = try await storage.reply(client: replyKey, request: id) {
-                    return try await replay(stored, of: request)
+                    return try await replay(stored, of: request, identity: identity)
                 }
                 return try await respond(request, identity: identity, replyKey: replyKey)
             }
@@ -88,19 +91,23 @@ extension RevisionServer {
         var revision = state.maxRevision
         let limit = max(1, request.limit ?? options.defaultPageLimit)
         let probe = options.probe
-        let page = try await probe.measure(.catchUp) { try await catchUp(after: request.maxRevision, through: revision, limit: limit) }
+        let view = try await scopeView(request, identity: identity)
+        let page = try await probe.measure(.catchUp) {
+            try await catchUp(after: request.maxRevision, through: revision, limit: limit, view: view)
+        }
         var answers: [ChangeSet] = []
         var idMap: [String: [Int64: Int64]] = [:]
+        var holding = view?.granted
         if !request.changeSets.isEmpty {
             try await probe.measure(.serverApply) {
                 for changeSet in request.changeSets {
-                    answers.append(try await apply(changeSet, identity: identity, revision: &revision, idMap: &idMap))
+                    answers.append(try await apply(changeSet, identity: identity, revision: &revision, idMap: &idMap, holding: &holding))
                 }
             }
         }
         let response = SyncResponse(
             maxRevision: page.hasMore ? page.end : revision, changeSets: (page.changeSet.map { [$0] } ?? []) + answers,
-            hasMore: page.hasMore)
+            hasMore: page.hasMore, scopes: holding.flatMap(holdings))
         if !request.changeSets.isEmpty {
             try await probe.measure(.replyStorage) {
                 try await storage.saveState(ServerState(maxRevision: revision, clock: clock.last))
@@ -121,13 +128,14 @@ extension RevisionServer {
     /// The answer to a retry whose answer was lost: the catch-up part read again up to where
     /// the first answer's ended (records changed since then come in a later catch-up), and
     /// the stored answers to its change sets.
-    private func replay(_ stored: [UInt8], of request: SyncRequest) async throws -> SyncResponse {
+    private func replay(_ stored: [UInt8], of request: SyncRequest, identity: SyncIdentity?) async throws -> SyncResponse {
         let reply = try StoredReply(decoding: stored, replyCodec)
         let limit = max(1, request.limit ?? options.defaultPageLimit)
-        let page = try await catchUp(after: request.maxRevision, through: reply.pageEnd, limit: limit)
+        let view = try await scopeView(request, identity: identity)
+        let page = try await catchUp(after: request.maxRevision, through: reply.pageEnd, limit: limit, view: view)
         return SyncResponse(
             maxRevision: reply.answers.maxRevision, changeSets: (page.changeSet.map { [$0] } ?? []) + reply.answers.changeSets,
-            hasMore: reply.answers.hasMore)
+            hasMore: reply.answers.hasMore, scopes: view.flatMap { holdings($0.granted) })
     }
 
     /// What the caller of ``handle(_:identity:)`` sees of an error inside it.
@@ -149,10 +157,18 @@ extension RevisionServer {
     /// order: at most `limit`, ending on a revision boundary (a revision larger than `limit`
     /// comes whole). `hasMore` says whether the log holds anything after the page's end (a
     /// replay reads up to an older `latest`, and its page needs the parents of later changes too).
-    func catchUp(after revision: Int64, through latest: Int64, limit: Int) async throws -> Page {
+    func catchUp(after revision: Int64, through latest: Int64, limit: Int, view: ScopeView? = nil) async throws -> Page {
         let bounds = try await storage.logBounds(after: revision, limit: limit, latest: latest)
         guard let first = bounds.first, first <= latest else {
-            return Page(changeSet: nil, end: revision, hasMore: false)
+            // Nothing changed since; a device whose scope changed still gains and loses roots.
+            guard let view, view.granted != view.held else { return Page(changeSet: nil, end: revision, hasMore: false) }
+            var changed: [EntityChanges] = []
+            for entity in entities {
+                guard let scope = scopePlan?.places[entity.position].scope else { continue }
+                let changes = try await scopedChanges(entity, scope: scope, view: view, after: revision, end: latest)
+                if !changes.records.isEmpty || !changes.leave.isEmpty { changed.append(changes) }
+            }
+            return Page(changeSet: changed.isEmpty ? nil : ChangeSet(entities: changed, conflict: nil), end: revision, hasMore: false)
         }
         var end = latest
         var hasMore = bounds.afterLatest != nil
@@ -165,6 +181,11 @@ extension RevisionServer {
         }
         var changed: [EntityChanges] = []
         for entity in entities {
+            if let view, let scope = scopePlan?.places[entity.position].scope {
+                let changes = try await scopedChanges(entity, scope: scope, view: view, after: revision, end: end)
+                if !changes.records.isEmpty || !changes.leave.isEmpty { changed.append(changes) }
+                continue
+            }
             var changes = EntityChanges(entity: entity.name)
             var (alive, deleted) = try await storage.changes(entity, after: revision, through: end)
             changes.records.reserveCapacity(alive.count + deleted.count)

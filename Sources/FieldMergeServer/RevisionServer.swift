@@ -83,6 +83,12 @@ public actor RevisionServer {
     let turnstile = Turnstile()
     /// The server's revision after the last request it answered.
     public internal(set) var maxRevision: Int64
+    /// The scope rules resolved against the schema (``Options/scopes``).
+    let scopePlan: ScopePlan?
+    /// Whether the storage's roots were checked against the rules since the server started.
+    var rootsReady = false
+    /// The roots the user of the request being answered holds, by scope.
+    var requestGrants: [RootSet] = []
 
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
@@ -105,7 +111,7 @@ public actor RevisionServer {
         } catch {
             throw ServerError.wrapping(error)
         }
-        self.init(
+        try self.init(
             prepared: storage, state: state, schema: schema, options: options, replica: replica, wall: wall,
             migrations: storage.migrations, olderSchemas: storage.olderSchemas)
     }
@@ -121,10 +127,14 @@ public actor RevisionServer {
 
     /// A server over a storage already opened and prepared for `schema`, whose state is
     /// `state` (storages that open without suspending: FieldMergeServerSQLite).
+    ///
+    /// - Throws: ``ServerError/Code/badRequest`` when ``Options/scopes`` do not fit the
+    ///   schema, ``ServerError/Code/storage`` when the storage cannot serve scopes.
     package init(
         prepared storage: any ServerStorage, state: ServerState, schema: Schema, options: Options, replica: ReplicaID,
         wall: any WallClock, migrations: [SchemaChange] = [], olderSchemas: [OlderSchema] = []
-    ) {
+    ) throws(ServerError) {
+        scopePlan = try Self.scopePlan(options.scopes, schema: schema, storage: storage)
         self.migrations = migrations
         self.olderSchemas = olderSchemas
         maxRevision = state.maxRevision

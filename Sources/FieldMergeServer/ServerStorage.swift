@@ -103,10 +103,13 @@ public struct Deletion: Sendable, Equatable {
     public var id: Int64
     public var revision: Int64
     public var tombstone: Stamp
-    public init(id: Int64, revision: Int64, tombstone: Stamp) {
+    /// The root the record had when it was deleted, in a scoped entity (``ScopedServerStorage``).
+    public var root: Int64?
+    public init(id: Int64, revision: Int64, tombstone: Stamp, root: Int64? = nil) {
         self.id = id
         self.revision = revision
         self.tombstone = tombstone
+        self.root = root
     }
 }
 
@@ -139,12 +142,19 @@ public struct ServerRow: Sendable {
     public var created: Int64
     /// The revision at which each field last changed; nil while all changed at `revision`.
     public var fieldRevisions: ContiguousArray<Int64>?
+    /// The id of the root record of the record's scope (Specs/scopes.md), kept by storages
+    /// that implement ``ScopedServerStorage``; nil in unscoped entities and for records whose
+    /// reference toward the root is null.
+    public var root: Int64?
 
-    public init(record: Record, revision: Int64, created: Int64, fieldRevisions: ContiguousArray<Int64>? = nil) {
+    public init(
+        record: Record, revision: Int64, created: Int64, fieldRevisions: ContiguousArray<Int64>? = nil, root: Int64? = nil
+    ) {
         self.record = record
         self.revision = revision
         self.created = created
         self.fieldRevisions = fieldRevisions
+        self.root = root
     }
 
     /// The revision at which field `index` last changed.

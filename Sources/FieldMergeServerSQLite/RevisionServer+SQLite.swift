@@ -18,7 +18,7 @@ extension RevisionServer {
         let storage = try SQLiteServerStorage(location, options: database)
         storage.probe = options.probe
         try storage.prepare(schema: schema)
-        self.init(
+        try self.init(
             prepared: storage, state: try storage.currentState(), schema: schema, options: options, replica: replica, wall: wall,
             migrations: storage.migrations, olderSchemas: storage.olderSchemas)
     }

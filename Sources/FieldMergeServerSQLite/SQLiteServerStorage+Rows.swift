@@ -18,6 +18,8 @@ final class SQLiteServerTable {
     /// entity: all of the entity's entries, for every page). Ordered as that index is, so
     /// nothing is sorted.
     let changedAlive: String
+    /// The columns a row is read from, in the order ``SQLiteServerStorage/decodeRow`` reads them.
+    let columns: String
     let changedDeleted: String
     /// The two hottest statements, kept here: cheaper than finding them by their SQL text.
     var selectStatement: Statement?
@@ -27,8 +29,9 @@ final class SQLiteServerTable {
         self.entity = entity
         table = Database.quote(entity.name)
         let columns = ["\"id\""] + entity.fields.map { Database.quote($0.name) }
-            + ["\"__fm_stamps\"", "\"__fm_revision\"", "\"__fm_created\"", "\"__fm_fields\""]
+            + ["\"__fm_stamps\"", "\"__fm_revision\"", "\"__fm_created\"", "\"__fm_fields\"", "\"__fm_root\""]
         let joined = columns.map { "t." + $0 }.joined(separator: ", ")
+        self.columns = columns.joined(separator: ", ")
         let window = "WHERE +l.\"entity\" = ? AND l.\"revision\" > ? AND l.\"revision\" <= ? ORDER BY l.\"revision\", l.\"entity\", l.\"id\""
         changedAlive = "SELECT \(joined) FROM \"__fm_log\" l JOIN \(table) t ON t.\"id\" = l.\"id\" " + window
         changedDeleted = "SELECT l.\"id\", d.\"revision\", d.\"stamp\" FROM \"__fm_log\" l JOIN \"__fm_deleted\" d "
@@ -41,7 +44,10 @@ final class SQLiteServerTable {
 
     var createTable: String {
         var columns = entity.columnDefinitions
-        columns += ["\"__fm_stamps\" BLOB NOT NULL", "\"__fm_revision\" INTEGER NOT NULL", "\"__fm_created\" INTEGER NOT NULL", "\"__fm_fields\" BLOB"]
+        columns += [
+            "\"__fm_stamps\" BLOB NOT NULL", "\"__fm_revision\" INTEGER NOT NULL", "\"__fm_created\" INTEGER NOT NULL", "\"__fm_fields\" BLOB",
+            "\"__fm_root\" INTEGER",
+        ]
         return "CREATE TABLE \(table) (" + columns.joined(separator: ", ") + ")"
     }
 }
@@ -78,26 +84,31 @@ extension SQLiteServerStorage {
         } else {
             try statement.bindNull(at: count + 5)
         }
+        if let root = row.root { try statement.bind(root, at: count + 6) } else { try statement.bindNull(at: count + 6) }
         try statement.execute()
         try log(entity.name, id: row.record.id, revision: row.revision)
     }
 
     public nonisolated(nonsending) func delete(_ entity: ServerEntity, id: Int64, tombstone: Stamp, revision: Int64) async throws {
-        try database.run(table(entity).delete, [.integer(id)])
+        // The tombstone keeps the record's root, read before the row goes.
         try database.run(
-            "INSERT OR REPLACE INTO \"__fm_deleted\" (\"entity\", \"id\", \"revision\", \"stamp\") VALUES (?, ?, ?, ?)",
-            [.text(entity.name), .integer(id), .integer(revision), .blob(ServerRow.encodeStamps([tombstone]))])
+            "INSERT OR REPLACE INTO \"__fm_deleted\" (\"entity\", \"id\", \"revision\", \"stamp\", \"root\") "
+                + "VALUES (?, ?, ?, ?, (SELECT \"__fm_root\" FROM \(table(entity).table) WHERE \"id\" = ?))",
+            [.text(entity.name), .integer(id), .integer(revision), .blob(ServerRow.encodeStamps([tombstone])), .integer(id)])
+        try database.run(table(entity).delete, [.integer(id)])
         try log(entity.name, id: id, revision: revision)
     }
 
     public nonisolated(nonsending) func deletion(_ entity: ServerEntity, id: Int64) async throws -> Deletion? {
         let statement = try database.statement(
-            "SELECT \"revision\", \"stamp\" FROM \"__fm_deleted\" WHERE \"entity\" = ? AND \"id\" = ?")
+            "SELECT \"revision\", \"stamp\", \"root\" FROM \"__fm_deleted\" WHERE \"entity\" = ? AND \"id\" = ?")
         defer { statement.reset() }
         try statement.bind(entity.name, at: 1)
         try statement.bind(id, at: 2)
         guard try statement.step() else { return nil }
-        return Deletion(id: id, revision: statement.int64(0), tombstone: try Self.tombstone(statement, column: 1, entity: entity.name, id: id))
+        return Deletion(
+            id: id, revision: statement.int64(0), tombstone: try Self.tombstone(statement, column: 1, entity: entity.name, id: id),
+            root: statement.isNull(2) ? nil : statement.int64(2))
     }
 
     public nonisolated(nonsending) func forgetDeletion(_ entity: ServerEntity, id: Int64) async throws {
@@ -184,7 +195,7 @@ extension SQLiteServerStorage {
     // MARK: Rows
 
     /// The row `statement` stands on, whose columns are the table's.
-    private func decodeRow(_ statement: Statement, _ table: SQLiteServerTable, fieldRevisions readFields: Bool) throws(ServerError) -> ServerRow {
+    func decodeRow(_ statement: Statement, _ table: SQLiteServerTable, fieldRevisions readFields: Bool) throws(ServerError) -> ServerRow {
         let entity = table.entity
         let id = statement.int64(0)
         var values = ContiguousArray<Value>()
@@ -209,11 +220,12 @@ extension SQLiteServerStorage {
         }
         return ServerRow(
             record: Record(entity: entity.name, id: id, values: values, stamps: decoded),
-            revision: revision, created: statement.int64(Int32(count + 3)), fieldRevisions: fieldRevisions)
+            revision: revision, created: statement.int64(Int32(count + 3)), fieldRevisions: fieldRevisions,
+            root: statement.isNull(Int32(count + 5)) ? nil : statement.int64(Int32(count + 5)))
     }
 
     /// The tombstone stamp in `column` of the row `statement` stands on.
-    private static func tombstone(_ statement: Statement, column: Int32, entity: String, id: Int64) throws(ServerError) -> Stamp {
+    static func tombstone(_ statement: Statement, column: Int32, entity: String, id: Int64) throws(ServerError) -> Stamp {
         guard let stamp = statement.withBlob(column, { ServerRow.decodeStamps($0, count: 1) })?.first else {
             throw ServerError(.corrupt, "the tombstone of \(entity)#\(id) is damaged")
         }
@@ -227,7 +239,7 @@ extension SQLiteServerStorage {
         return statement
     }
 
-    private func log(_ entity: String, id: Int64, revision: Int64) throws(SQLiteError) {
+    func log(_ entity: String, id: Int64, revision: Int64) throws(SQLiteError) {
         windowEntities = nil
         try probe.measure(.log) { () throws(SQLiteError) in
             try database.run(

@@ -60,6 +60,7 @@ public final class SQLiteServerStorage: ServerStorage {
             // which every write paid for (an entry deleted somewhere in the middle and one
             // added at the end) and nothing needs: it goes.
             try database.execute("DROP INDEX IF EXISTS \"__fm_log_entity\"")
+            try prepareRoots(schema)
             // Deletes find children.
             for entity in schema.entities {
                 for index in entity.referenceIndexes { try database.execute(index) }
@@ -73,7 +74,7 @@ public final class SQLiteServerStorage: ServerStorage {
         INSERT INTO "__fm_server" VALUES ('maxRevision', 0), ('clock', 0);
         CREATE TABLE "__fm_ids" ("entity" TEXT PRIMARY KEY, "next" INTEGER NOT NULL);
         CREATE TABLE "__fm_deleted" ("entity" TEXT NOT NULL, "id" INTEGER NOT NULL,
-          "revision" INTEGER NOT NULL, "stamp" BLOB NOT NULL, PRIMARY KEY ("entity", "id")) WITHOUT ROWID;
+          "revision" INTEGER NOT NULL, "stamp" BLOB NOT NULL, "root" INTEGER, PRIMARY KEY ("entity", "id")) WITHOUT ROWID;
         CREATE TABLE "__fm_log" ("entity" TEXT NOT NULL, "id" INTEGER NOT NULL,
           "revision" INTEGER NOT NULL, PRIMARY KEY ("entity", "id")) WITHOUT ROWID;
         CREATE INDEX "__fm_log_revision" ON "__fm_log" ("revision", "entity", "id");

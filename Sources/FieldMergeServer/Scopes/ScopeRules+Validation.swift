@@ -108,9 +108,8 @@ struct ScopePlan: Sendable {
                 }
             }
         }
-        try Self.checkReferences(schema, places, rules.scopes)
         var compiled: [Scope] = []
-        for (number, scope) in rules.scopes.enumerated() {
+        for scope in rules.scopes {
             let root = positions[scope.root]!
             var grants: [Grant] = []
             guard !scope.grants.isEmpty else {
@@ -159,8 +158,8 @@ struct ScopePlan: Sendable {
             }
             entities += members.sorted { (depth($0), $0) < (depth($1), $1) }
             compiled.append(Scope(name: scope.name, root: root, grants: grants, entities: entities))
-            _ = number
         }
+        try Self.checkReferences(schema, places, rules.scopes)
         scopes = compiled
         self.places = places
     }

@@ -1,0 +1,87 @@
+import FieldMerge
+import FieldMergeProtocol
+
+extension RevisionServer {
+    /// One scoped entity's part of a catch-up page after `revision` up to `end`, for a device
+    /// that holds `held` and may hold `granted` of the entity's scope:
+    /// - what changed in the roots it keeps (alive and deleted), as today;
+    /// - every record of the roots it gains, at revisions up to `end`, as created (backfill:
+    ///   however old they are; newer ones come with later pages);
+    /// - `leave` for the records of the roots it loses, and for records that moved out of a
+    ///   root it held to one it may not hold.
+    func scopedChanges(
+        _ entity: ServerEntity, scope: Int, view: ScopeView, after revision: Int64, end: Int64
+    ) async throws -> EntityChanges {
+        let storage = scopedStorage
+        let granted = view.granted[scope], held = view.held[scope]
+        var changes = EntityChanges(entity: entity.name)
+        var sent: Set<Int64> = []
+        let kept = granted.intersection(held)
+        var (alive, deleted) = kept == .every
+            ? try await storage.changes(entity, after: revision, through: end)
+            : try await storage.changes(entity, roots: kept, after: revision, through: end)
+        let gained = try await storage.records(entity, roots: granted.subtracting(held), through: end)
+        changes.records.reserveCapacity(alive.count + deleted.count + gained.count)
+        alive.reverse()
+        while let row = alive.popLast() {
+            if row.created > revision { changes.create.append(row.record.id) } else { changes.update.append(row.record.id) }
+            sent.insert(row.record.id)
+            changes.records.append(wireRecord(row, entity: entity))
+        }
+        for row in gained {
+            changes.create.append(row.record.id)
+            sent.insert(row.record.id)
+            changes.records.append(wireRecord(row, entity: entity))
+        }
+        for deletion in deleted {
+            changes.delete.append(deletion.id)
+            sent.insert(deletion.id)
+            changes.records.append(deletedRecord(deletion, entity: entity))
+        }
+        // Leaving: everything under the roots it loses, and what moved away from a root it
+        // holds unless it moved to one it may hold (then it came above).
+        let lost = held.subtracting(granted)
+        var leaving = Set(try await storage.ids(entity, roots: lost))
+        // Records of lost roots deleted since: the device may hold them still.
+        leaving.formUnion(try await storage.changes(entity, roots: lost, after: revision, through: end).deleted.map(\.id))
+        for id in try await storage.departures(entity, roots: held.intersection(.all), after: revision, through: end) where !sent.contains(id) {
+            let root = try await storage.row(entity, id: id)?.root
+            if !granted.contains(root) { leaving.insert(id) }
+        }
+        changes.leave = leaving.subtracting(sent).sorted()
+        return changes
+    }
+
+    /// Leaves out of `changeSet` the records of scoped entities whose root the user does not
+    /// hold (`holding`), except those in `keep` (the records the client sent, which it has):
+    /// what a cascade or a conflict's truth reached beyond the user's scope.
+    func withinScope(_ changeSet: ChangeSet, holding: [RootSet], keep: Set<String> = []) async throws -> ChangeSet {
+        guard let plan = scopePlan else { return changeSet }
+        var result = changeSet
+        var emptied: Set<Int> = []
+        for (index, changes) in changeSet.entities.enumerated() {
+            guard let position = positions[changes.entity], let scope = plan.places[position].scope else { continue }
+            let entity = entities[position]
+            var dropped: Set<Int64> = []
+            for record in changes.records where !keep.contains("\(changes.entity)#\(record.id)") {
+                let root: Int64?
+                if let row = try await storage.row(entity, id: record.id) {
+                    root = row.root
+                } else {
+                    root = try await storage.deletion(entity, id: record.id)?.root
+                }
+                if !holding[scope].contains(root) { dropped.insert(record.id) }
+            }
+            guard !dropped.isEmpty else { continue }
+            var filtered = changes
+            filtered.records.removeAll { dropped.contains($0.id) }
+            filtered.create.removeAll { dropped.contains($0) }
+            filtered.update.removeAll { dropped.contains($0) }
+            filtered.delete.removeAll { dropped.contains($0) }
+            result.entities[index] = filtered
+            if filtered.records.isEmpty { emptied.insert(index) }
+        }
+        result.entities = result.entities.enumerated().filter { !emptied.contains($0.offset) }.map(\.element)
+        return result
+    }
+}
