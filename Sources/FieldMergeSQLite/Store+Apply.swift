@@ -38,6 +38,14 @@ package struct ServerChanges: Sendable {
     /// Changes the server refused as they are: kept aside with the reason (by the id the
     /// record has after the remaps).
     package var refused: [(entity: String, id: Int64, code: String, message: String)] = []
+    /// Records that left what the device may hold (catch-up `leave`): removed with the local
+    /// records referencing them, after everything else is written, their unsynced changes
+    /// kept aside (``Store/keptAside()``); nothing is sent for them.
+    package var left: [(entity: String, id: Int64)] = []
+    /// What the device holds of the server's scopes once this response is applied (opaque
+    /// text: `ScopeHoldings.storedText`); nil when the server has none. Written beside
+    /// ``maxRevision``, and only with it: changes without a revision leave both as they are.
+    package var scopeState: String?
 
     package init(
         remaps: [(entity: String, temporary: Int64, permanent: Int64)] = [], records: [AcknowledgedRecord] = [],
@@ -51,8 +59,9 @@ package struct ServerChanges: Sendable {
 
 extension Store {
     /// Applies what the server acknowledged, in one transaction: id remaps (rows, foreign
-    /// keys in other rows, the outbox and the id map), rows, new ancestors, pending fields
-    /// and the new maxRevision, all or nothing. This is the only way an ancestor changes.
+    /// keys in other rows, the outbox and the id map), rows, new ancestors, pending fields,
+    /// the records that left the device's scopes, and the new maxRevision with the scope
+    /// holdings, all or nothing. This is the only way an ancestor changes.
     ///
     /// Inside a caller's transaction it takes no savepoint: when it throws, the caller must
     /// roll back (as ``transaction(origin:_:)`` does when its body throws).
@@ -93,7 +102,13 @@ extension Store {
             for refusal in changes.refused {
                 try park(refusal.entity, id: refusal.id, code: refusal.code, message: refusal.message)
             }
-            if let revision = changes.maxRevision { maxRevision = revision }
+            // Last, so that a record this response also sent or refused is kept aside as it
+            // now stands, and one that left is gone whatever else the response said of it.
+            if !changes.left.isEmpty { try removeLeaving(changes.left) }
+            if let revision = changes.maxRevision {
+                maxRevision = revision
+                try saveScopeState(changes.scopeState)
+            }
             try saveState()
             try beforeCommit()
         }

@@ -71,7 +71,9 @@ struct Migration {
     let schema: Schema
     let old: SchemaOutline
     /// The tables whose metadata columns and capture objects name entities.
-    static let entityColumns = ["__fm_outbox", "__fm_tombstones", "__fm_idmap", "__fm_parked", "__fm_captured", "__fm_conflicts"]
+    static let entityColumns = [
+        "__fm_outbox", "__fm_tombstones", "__fm_idmap", "__fm_parked", "__fm_captured", "__fm_conflicts", "__fm_aside",
+    ]
 
     mutating func run(_ changes: [SchemaChange]) throws {
         let steps = SchemaMigration.Steps(changes, in: schema)
@@ -153,6 +155,7 @@ struct Migration {
             try rewrite(table: table, key: "id", filter: nil, grow)
         }
         try rewrite(table: "__fm_tombstones", key: "id", filter: entity.name, grow)
+        try rewriteAside(entity.name, grow)
     }
 
     /// Empties a retired field: its column in every row (and captured shadow row) becomes
@@ -170,6 +173,7 @@ struct Migration {
             try rewrite(table: table, key: "id", filter: nil, empty)
         }
         try rewrite(table: "__fm_tombstones", key: "id", filter: entity.name, empty)
+        try rewriteAside(entity.name, empty)
         // Pending edits of the field are not sent; a record left with none leaves the outbox.
         let (table, pending, revision) = (Database.quote(entity.name), StoreSchema.pendingColumn, StoreSchema.revisionColumn)
         try database.run("UPDATE \(table) SET \"\(pending)\" = \"\(pending)\" & ?", [.integer(~(Int64(1) << Int64(field)))])
@@ -212,6 +216,7 @@ struct Migration {
             try rewrite(table: table, key: "id", filter: nil, convert)
         }
         try rewrite(table: "__fm_tombstones", key: "id", filter: entity.name, convert)
+        try rewriteAside(entity.name, convert)
     }
 
     /// Rewrites the stamps and ancestor of every row of `table` (of entity `filter` in the
@@ -235,6 +240,22 @@ struct Migration {
             if let filter { try update.bind(filter, at: 4) }
             try update.execute()
             update.reset()
+        }
+    }
+}
+
+extension Migration {
+    /// Rewrites the records and ancestors of `entity`'s changes kept aside (both
+    /// `RecordCoding` ancestors) for the added, retired or converted fields.
+    func rewriteAside(_ entity: String, _ rewrite: some BlobRewrite) throws {
+        let rows = try database.rows("SELECT \"seq\", \"id\", \"record\", \"ancestor\" FROM \"__fm_aside\" WHERE \"entity\" = ?", [.text(entity)])
+        for row in rows {
+            guard case .integer(let seq) = row[0], case .integer(let id) = row[1], case .blob(let record) = row[2] else { continue }
+            var ancestor = SQLValue.null
+            if case .blob(let bytes) = row[3] { ancestor = .blob(try rewrite.ancestor(bytes, id: id)) }
+            try database.run(
+                "UPDATE \"__fm_aside\" SET \"record\" = ?, \"ancestor\" = ? WHERE \"seq\" = ?",
+                [.blob(try rewrite.ancestor(record, id: id)), ancestor, .integer(seq)])
         }
     }
 }

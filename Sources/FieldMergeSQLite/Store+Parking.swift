@@ -24,18 +24,23 @@ public struct UnsyncedChange: Sendable, Equatable {
 }
 
 extension Store {
-    /// Every change that has not reached the server: those the next sync sends, and those
-    /// the server refused, kept aside with its reason. Nothing is ever dropped silently: a
-    /// refused change stays here until the app retries it (``retry(_:id:)``), edits and
-    /// retries it, or gives it up for the server's version (``discard(_:id:)``).
+    /// Every change that has not reached the server: those the next sync sends, those the
+    /// server refused, kept aside with its reason, and then those whose records left what
+    /// the device may hold (``keptAside()``, code ``KeptAside/code``). Nothing is ever dropped
+    /// silently: a refused change stays here until the app retries it (``retry(_:id:)``),
+    /// edits and retries it, or gives it up (``discard(_:id:)``).
     public func unsyncedChanges() throws(StoreError) -> [UnsyncedChange] {
         let refusals = try parked()
         return try pendingChanges(includingParked: true).map { change in
-            let newest = (change.record.stamps + [change.record.tombstone ?? .none]).max() ?? .none
-            return UnsyncedChange(
+            UnsyncedChange(
                 entity: change.entity, id: change.id, kind: change.kind, fields: change.fields,
-                editedAt: newest.milliseconds, refusal: refusals["\(change.entity)#\(change.id)"])
-        }
+                editedAt: Self.editedAt(change.record), refusal: refusals["\(change.entity)#\(change.id)"])
+        } + asideChanges()
+    }
+
+    /// When `record` was last edited: its newest stamp, tombstone included (milliseconds).
+    static func editedAt(_ record: Record) -> UInt64 {
+        ((record.stamps + [record.tombstone ?? .none]).max() ?? .none).milliseconds
     }
 
     /// Keeps a change aside: the server refused it as it is. The next syncs send everything
@@ -61,13 +66,18 @@ extension Store {
 
     /// Gives up a refused change: the record goes back to what the server acknowledged (a
     /// refused create is removed, with what references it as its delete rules say; a refused
-    /// delete brings the record back).
+    /// delete brings the record back). Changes of the record kept aside because it left the
+    /// device's scopes (``keptAside()``) are dropped too; the record, if it came back, stays
+    /// as it is.
     ///
-    /// - Throws: ``StoreError/Code/recordNotFound`` when no change of that record was refused.
+    /// - Throws: ``StoreError/Code/recordNotFound`` when no change of that record was refused
+    ///   or kept aside.
     public func discard(_ entity: String, id: Int64) throws(StoreError) {
         let table = try table(entity)
         try write {
+            let wasAside = try dropAside(entity, id: id)
             guard try parked()["\(entity)#\(id)"] != nil else {
+                if wasAside { return }
                 throw StoreError(.recordNotFound, "no refused change of this record", entity: entity, id: id)
             }
             try unpark(entity, id: id)

@@ -111,7 +111,7 @@ extension Store {
 
     /// What the outbox entry of `entity`#`id` sends; nil when nothing (a record created and
     /// deleted before any sync, or back to its ancestor).
-    private func pendingChange(_ entity: String, id: Int64) throws(StoreError) -> PendingChange? {
+    func pendingChange(_ entity: String, id: Int64) throws(StoreError) -> PendingChange? {
         guard let table = tables[entity] else {
             throw StoreError(.corrupt, "the outbox names entity '\(entity)', which the schema lacks", entity: entity, id: id)
         }

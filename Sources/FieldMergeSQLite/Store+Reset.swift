@@ -15,10 +15,12 @@ extension Store {
                 try database.execute("DELETE FROM \(table.table)")
             }
             try database.execute("""
-                DELETE FROM "__fm_outbox"; DELETE FROM "__fm_tombstones"; DELETE FROM "__fm_idmap"; DELETE FROM "__fm_parked"
+                DELETE FROM "__fm_outbox"; DELETE FROM "__fm_tombstones"; DELETE FROM "__fm_idmap"; DELETE FROM "__fm_parked";
+                DELETE FROM "__fm_aside"
                 """)
             maxRevision = 0
             try saveState()
+            try saveScopeState(nil)  // holds nothing: the server sends all it may hold again
             journal { $0.isReset = true }
         }
     }

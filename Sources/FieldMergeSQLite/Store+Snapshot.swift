@@ -19,8 +19,9 @@ extension Store {
     }
 
     /// Opens a snapshot copied to `path` as a new replica: it keeps the data, the ancestors
-    /// and the revision, and gets its own replica id, a fresh clock, an empty outbox and a
-    /// fresh temporary-id counter.
+    /// and the revision (with the scope holdings that go with it), and gets its own replica
+    /// id, a fresh clock, an empty outbox, no changes kept aside and a fresh temporary-id
+    /// counter.
     public static func openSnapshot(
         at path: String, schema: Schema, replica: ReplicaID? = nil, wall: any WallClock = SystemWallClock()
     ) throws(StoreError) -> Store {
@@ -29,7 +30,7 @@ extension Store {
         try sqlite { () throws(SQLiteError) in
             try store.database.execute("""
                 DELETE FROM "__fm_outbox"; DELETE FROM "__fm_idmap";
-                DELETE FROM "__fm_tombstones" WHERE "revision" IS NULL;
+                DELETE FROM "__fm_tombstones" WHERE "revision" IS NULL; DELETE FROM "__fm_aside";
                 DELETE FROM "__fm_state" WHERE "key" = 'inFlight'
                 """)
             let sql = "UPDATE \"__fm_state\" SET \"value\" = ? WHERE \"key\" = ?"

@@ -26,6 +26,10 @@ public final class Store {
     public internal(set) var maxRevision: Int64
     /// The next temporary id to hand out (-1, -2, ...).
     public internal(set) var nextTemporaryID: Int64
+    /// What the device holds of the server's scopes, as the last applied response said
+    /// (`__fm_state` key `scopes`, written with ``maxRevision``): opaque text for the sync
+    /// layer (`ScopeHoldings.storedText`); nil when the server has no scopes.
+    package internal(set) var scopeState: String?
 
     /// Called after every committed transaction that changed something, on the thread that
     /// wrote (the sync client's executor for a client's store); see ``StoreChange``.
@@ -93,6 +97,7 @@ public final class Store {
         if !options.readOnly {
             try sqlite { () throws(SQLiteError) in
                 try database.execute(StoreSchema.parkedTable)
+                try database.execute(StoreSchema.asideTable)
                 try Self.prepareConflictHistory(database)
                 try database.execute(StoreCapture.metadataTables)
             }
@@ -110,6 +115,7 @@ public final class Store {
         clock = HybridClock(replica: state.replica, last: state.clock, wall: wall)
         maxRevision = state.maxRevision
         nextTemporaryID = state.nextTemporaryID
+        scopeState = state.scopeState
     }
 
     static func randomReplica() -> ReplicaID {
@@ -151,7 +157,7 @@ public final class Store {
     }
 
     private struct State {
-        var replica: ReplicaID, clock: UInt64, maxRevision: Int64, nextTemporaryID: Int64
+        var replica: ReplicaID, clock: UInt64, maxRevision: Int64, nextTemporaryID: Int64, scopeState: String?
     }
 
     private static func readState(_ database: Database, schema: Schema) throws(StoreError) -> State {
@@ -179,7 +185,7 @@ public final class Store {
         return State(
             replica: ReplicaID(UInt64(bitPattern: try integer("replica"))),
             clock: UInt64(bitPattern: try integer("clock")), maxRevision: try integer("maxRevision"),
-            nextTemporaryID: try integer("nextTemporaryID"))
+            nextTemporaryID: try integer("nextTemporaryID"), scopeState: try scopeText(values["scopes"]))
     }
 
     /// Persists the clock, the revision and the temporary-id counter (inside the caller's
@@ -218,7 +224,7 @@ public final class Store {
             if savepoint { return try nested(body) }
             do { return try body() } catch { throw Self.storeError(error) }
         }
-        let saved = (clock, maxRevision, nextTemporaryID)
+        let saved = (clock, maxRevision, nextTemporaryID, scopeState)
         pendingChange = nil
         do {
             let result = try database.transaction(.immediate) { () throws -> T in
@@ -237,7 +243,7 @@ public final class Store {
             return result
         } catch {
             pendingChange = nil
-            (clock, maxRevision, nextTemporaryID) = saved
+            (clock, maxRevision, nextTemporaryID, scopeState) = saved
             throw Self.storeError(error)
         }
     }
@@ -245,11 +251,11 @@ public final class Store {
 
 extension Store {
     private func nested<T>(_ body: () throws -> T) throws(StoreError) -> T {
-        let saved = (clock, maxRevision, nextTemporaryID)
+        let saved = (clock, maxRevision, nextTemporaryID, scopeState)
         do {
             return try database.transaction(.immediate, body)
         } catch {
-            (clock, maxRevision, nextTemporaryID) = saved
+            (clock, maxRevision, nextTemporaryID, scopeState) = saved
             throw Self.storeError(error)
         }
     }

@@ -30,7 +30,13 @@ public struct StoreChange: Sendable, Equatable {
     /// Ids of records whose values changed, by entity.
     public var updated: [String: [Int64]] = [:]
     /// Ids of records that are gone, by entity (deleted here, by a cascade, or by others).
+    /// Records that left the device's scopes are listed under ``left`` instead.
     public var deleted: [String: [Int64]] = [:]
+    /// Ids of records removed because they left what this device may hold (the server's
+    /// scopes), by entity, with the local records that referenced them: gone from this
+    /// device, not deleted (the server and other devices keep them; Specs/store.md,
+    /// "Leaving a scope"). Unsynced changes of them are in ``Store/keptAside()``.
+    public var left: [String: [Int64]] = [:]
     /// Temporary ids replaced by permanent ones (typed records holding a temporary id can
     /// take the permanent one: ``Store/currentID(of:)``).
     public var remapped: [Remap] = []
@@ -43,7 +49,7 @@ public struct StoreChange: Sendable, Equatable {
 
     /// Whether nothing changed.
     public var isEmpty: Bool {
-        inserted.isEmpty && updated.isEmpty && deleted.isEmpty && remapped.isEmpty && conflicts.isEmpty && !isReset
+        inserted.isEmpty && updated.isEmpty && deleted.isEmpty && left.isEmpty && remapped.isEmpty && conflicts.isEmpty && !isReset
     }
 }
 

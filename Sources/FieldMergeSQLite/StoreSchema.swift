@@ -10,7 +10,6 @@ enum StoreSchema {
     static let revisionColumn = "__fm_revision"
     static let ancestorColumn = "__fm_ancestor"
 
-
     /// `CREATE TABLE` for one entity: an integer primary key, a typed column per field,
     /// foreign keys for references (checked at commit, so a transaction may write a child
     /// before its parent), and the sync metadata columns.
@@ -43,6 +42,18 @@ enum StoreSchema {
     static let parkedTable = """
         CREATE TABLE IF NOT EXISTS "__fm_parked" ("entity" TEXT NOT NULL, "id" INTEGER NOT NULL,
           "code" TEXT NOT NULL, "message" TEXT NOT NULL, "since" INTEGER NOT NULL, PRIMARY KEY ("entity", "id")) WITHOUT ROWID
+        """
+
+    /// Unsynced changes of records that left what the device may hold, kept aside and never
+    /// sent (Specs/store.md, "Leaving a scope"; ``Store/keptAside()``): the local record and
+    /// the ancestor as `RecordCoding` ancestors, what would have been sent, and when it left.
+    /// Several entries may name one record (it came back, was edited and left again). Added
+    /// to existing stores when they open.
+    static let asideTable = """
+        CREATE TABLE IF NOT EXISTS "__fm_aside" ("seq" INTEGER PRIMARY KEY AUTOINCREMENT, "entity" TEXT NOT NULL,
+          "id" INTEGER NOT NULL, "kind" TEXT NOT NULL, "fields" INTEGER NOT NULL, "record" BLOB NOT NULL, "ancestor" BLOB,
+          "since" INTEGER NOT NULL);
+        CREATE INDEX IF NOT EXISTS "__fm_aside_record" ON "__fm_aside" ("entity", "id")
         """
 }
 

@@ -71,10 +71,14 @@ struct ResponseApplier {
         changes.conflicts = outcome.conflicts
         changes.refused = outcome.parked.map { ($0.entity, $0.id, $0.code, $0.message) }
         for changeSet in response.changeSets.prefix(answersFrom) {
-            for entity in changeSet.entities where !entity.create.isEmpty {
-                changes.created[entity.entity, default: []].formUnion(entity.create)
+            for entity in changeSet.entities {
+                if !entity.create.isEmpty { changes.created[entity.entity, default: []].formUnion(entity.create) }
+                // Records that left what the device may hold: removed in the same
+                // transaction, their unsynced changes kept aside, nothing sent.
+                for id in entity.leave { changes.left.append((entity.entity, id)) }
             }
         }
+        changes.scopeState = response.scopes?.storedText
         try store.apply(changes) {
             try hook?(.written)
         }

@@ -18,9 +18,10 @@ extension SyncClient {
         var bytesSent: Int
         var head: ResponseHead?
 
-        /// The request for a page, on its way, and the revision it asks from.
+        /// The request for a page, on its way, and the revision and holdings it asks from.
         struct Pending: Sendable {
             var maxRevision: Int64
+            var scopes: ScopeHoldings? = nil
             var task: Task<Arrival, any Error>
         }
     }
@@ -36,10 +37,13 @@ extension SyncClient {
     /// answer and one decoded page wait beside the one being applied. Still one request
     /// in flight at a time: the next goes out only after the previous answer arrived.
     ///
-    /// A page is used only if the store then stands at the revision it was asked from and
-    /// nothing is pending; otherwise it is dropped unread.
+    /// A page is used only if the store then stands at the revision and the scope holdings
+    /// it was asked with and nothing is pending; otherwise it is dropped unread. (A page may
+    /// change the holdings, and the request for the page after it goes out on its head,
+    /// before the new holdings are known: with the old ones, and dropped if they changed.)
     struct Prefetch {
         var maxRevision: Int64
+        var scopes: ScopeHoldings?
         var task: Task<Exchange, any Error>
 
         /// Drops the page, and the request for the one after it if it went out.
@@ -78,28 +82,30 @@ extension SyncClient {
         }
     }
 
-    /// Starts fetching the catch-up page after `revision`, off this actor, or takes the
-    /// request for it that is already on its way (`follower`, asked for on the current page's
-    /// head). A follower asked from another revision is dropped.
-    func prefetch(after revision: Int64, follower: Arrival.Pending?) -> Prefetch {
+    /// Starts fetching the catch-up page after `revision` for a device holding `scopes`, off
+    /// this actor, or takes the request for it that is already on its way (`follower`, asked
+    /// for on the current page's head). A follower asked from another revision or with other
+    /// holdings is dropped.
+    func prefetch(after revision: Int64, holding scopes: ScopeHoldings? = nil, follower: Arrival.Pending?) -> Prefetch {
         let pages = PageRequester(
             template: SyncRequest(
                 maxRevision: revision, changeSets: [], clientID: clientID, requestID: nil, limit: batchSize,
-                protocolVersion: WireProtocol.version, schemaVersion: schemaVersion, schemaFingerprint: schemaFingerprint),
+                protocolVersion: WireProtocol.version, schemaVersion: schemaVersion, schemaFingerprint: schemaFingerprint,
+                scopes: scopes),
             codec: codec, transport: transport, gzip: gzip, probe: probe)
         let arrival: Task<Arrival, any Error>
-        if let follower, follower.maxRevision == revision {
+        if let follower, follower.maxRevision == revision, follower.scopes == scopes {
             arrival = follower.task
         } else {
             follower?.task.cancel()
             arrival = pages.fetch(after: revision)
         }
-        return Prefetch(maxRevision: revision, task: Task.detached {
+        return Prefetch(maxRevision: revision, scopes: scopes, task: Task.detached {
             let arrived = try await withTaskCancellationHandler { try await arrival.value } onCancel: { arrival.cancel() }
             // Ask for the page after this one before decoding it: the head says where it ends.
             var next: Arrival.Pending?
             if let head = arrived.head, head.hasMore, !Task.isCancelled {
-                next = Arrival.Pending(maxRevision: head.maxRevision, task: pages.fetch(after: head.maxRevision))
+                next = Arrival.Pending(maxRevision: head.maxRevision, scopes: scopes, task: pages.fetch(after: head.maxRevision))
             }
             do {
                 let response = try Self.decode(arrived.answer, codec: pages.codec, probe: pages.probe)
@@ -113,7 +119,7 @@ extension SyncClient {
 
     /// Sends catch-up requests, off the client's actor.
     struct PageRequester: Sendable {
-        /// The request, but for its `maxRevision`.
+        /// The request, but for its `maxRevision` (its `scopes` are the holdings it asks with).
         var template: SyncRequest
         var codec: WireCodec
         var transport: any SyncTransport

@@ -45,9 +45,11 @@ extension SyncClient {
         var request = SyncRequest(
             maxRevision: store.maxRevision, changeSets: pending.isEmpty ? [] : [Self.changeSet(pending, schema: store.schema)],
             clientID: clientID, requestID: nil, limit: batchSize, protocolVersion: WireProtocol.version,
-            schemaVersion: schemaVersion, schemaFingerprint: schemaFingerprint)
+            schemaVersion: schemaVersion, schemaFingerprint: schemaFingerprint, scopes: try holdings())
         let exchange: Exchange
-        if pending.isEmpty, let page = ahead, page.maxRevision == store.maxRevision {
+        // A page asked for ahead is the answer to this very request only if the store stands
+        // at the revision and the holdings it was asked with.
+        if pending.isEmpty, let page = ahead, page.maxRevision == store.maxRevision, page.scopes == request.scopes {
             ahead = nil
             exchange = try await page.task.value
         } else {
@@ -90,7 +92,8 @@ extension SyncClient {
                 isRetryable: true)
         }
         if pending.isEmpty && response.hasMore && prefetchesPages {
-            ahead = prefetch(after: response.maxRevision, follower: exchange.follower)
+            // Asked with what the device holds once this page is applied.
+            ahead = prefetch(after: response.maxRevision, holding: response.scopes, follower: exchange.follower)
         } else {
             exchange.follower?.task.cancel()
         }
