@@ -96,6 +96,7 @@ extension RevisionServer {
                 byEntity[name]!.records.append(deletedRecord(deletion, entity: entity))
             }
         }
-        return ChangeSet(entities: order.map { byEntity[$0]! }, conflict: true)
+        // An entity none of whose records exists (a create refused before it was written) is left out.
+        return ChangeSet(entities: order.compactMap { byEntity[$0]!.records.isEmpty ? nil : byEntity[$0] }, conflict: true)
     }
 }

@@ -158,17 +158,10 @@ extension RevisionServer {
     /// comes whole). `hasMore` says whether the log holds anything after the page's end (a
     /// replay reads up to an older `latest`, and its page needs the parents of later changes too).
     func catchUp(after revision: Int64, through latest: Int64, limit: Int, view: ScopeView? = nil) async throws -> Page {
+        if let view { return try await scopedCatchUp(after: revision, through: latest, limit: limit, view: view) }
         let bounds = try await storage.logBounds(after: revision, limit: limit, latest: latest)
         guard let first = bounds.first, first <= latest else {
-            // Nothing changed since; a device whose scope changed still gains and loses roots.
-            guard let view, view.granted != view.held else { return Page(changeSet: nil, end: revision, hasMore: false) }
-            var changed: [EntityChanges] = []
-            for entity in entities {
-                guard let scope = scopePlan?.places[entity.position].scope else { continue }
-                let changes = try await scopedChanges(entity, scope: scope, view: view, after: revision, end: latest)
-                if !changes.records.isEmpty || !changes.leave.isEmpty { changed.append(changes) }
-            }
-            return Page(changeSet: changed.isEmpty ? nil : ChangeSet(entities: changed, conflict: nil), end: revision, hasMore: false)
+            return Page(changeSet: nil, end: revision, hasMore: false)
         }
         var end = latest
         var hasMore = bounds.afterLatest != nil
@@ -181,11 +174,6 @@ extension RevisionServer {
         }
         var changed: [EntityChanges] = []
         for entity in entities {
-            if let view, let scope = scopePlan?.places[entity.position].scope {
-                let changes = try await scopedChanges(entity, scope: scope, view: view, after: revision, end: end)
-                if !changes.records.isEmpty || !changes.leave.isEmpty { changed.append(changes) }
-                continue
-            }
             var changes = EntityChanges(entity: entity.name)
             var (alive, deleted) = try await storage.changes(entity, after: revision, through: end)
             changes.records.reserveCapacity(alive.count + deleted.count)

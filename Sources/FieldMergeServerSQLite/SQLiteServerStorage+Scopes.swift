@@ -32,7 +32,16 @@ extension SQLiteServerStorage: ScopedServerStorage {
     }
 
     public nonisolated(nonsending) func scopeSignature() async throws -> String? {
-        try database.execute("CREATE TABLE IF NOT EXISTS \"__fm_scopes\" (\"signature\" TEXT NOT NULL)")
+        // Only servers with scopes pay for these: the signature, and changes by revision whatever
+        // their root (scoped catch-up reads unscoped entities, and every root, that way).
+        try database.execute("""
+            CREATE TABLE IF NOT EXISTS "__fm_scopes" ("signature" TEXT NOT NULL);
+            CREATE INDEX IF NOT EXISTS "__fm_deleted_revision" ON "__fm_deleted" ("entity", "revision")
+            """)
+        for table in tables {
+            try database.execute(
+                "CREATE INDEX IF NOT EXISTS \(Database.quote(table.entity.name + "__fm_revision")) ON \(table.table) (\"__fm_revision\")")
+        }
         if case .text(let signature)? = try database.scalar("SELECT \"signature\" FROM \"__fm_scopes\"") { return signature }
         return nil
     }
@@ -127,6 +136,21 @@ extension SQLiteServerStorage: ScopedServerStorage {
         let (filter, bindings) = Self.rootFilter(roots, column: "\"__fm_root\"")
         return try database.rows("SELECT \"id\" FROM \(table(entity).table) WHERE \(filter) ORDER BY \"id\"", bindings).compactMap {
             if case .integer(let id)? = $0.first { return id }
+            return nil
+        }
+    }
+
+    public nonisolated(nonsending) func revisions(_ entity: ServerEntity, roots: RootFilter, after: Int64, limit: Int) async throws -> [Int64] {
+        guard !roots.isEmpty else { return [] }
+        let (filter, bindings) = Self.rootFilter(roots, column: "\"__fm_root\"")
+        let (deletedFilter, deletedBindings) = Self.rootFilter(roots, column: "\"root\"")
+        return try database.rows(
+            "SELECT r FROM (SELECT \"__fm_revision\" AS r FROM \(table(entity).table) WHERE \(filter) AND \"__fm_revision\" > ? "
+                + "UNION ALL SELECT \"revision\" FROM \"__fm_deleted\" WHERE \"entity\" = ? AND \(deletedFilter) AND \"revision\" > ?) "
+                + "ORDER BY r LIMIT ?",
+            bindings + [.integer(after), .text(entity.name)] + deletedBindings + [.integer(after), .integer(Int64(limit))]
+        ).compactMap {
+            if case .integer(let revision)? = $0.first { return revision }
             return nil
         }
     }

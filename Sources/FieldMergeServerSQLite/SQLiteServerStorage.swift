@@ -15,7 +15,7 @@ import FieldMergeServer
 public final class SQLiteServerStorage: ServerStorage {
     let database: Database
     private let checkpointer: Checkpointer?
-    private var tables: [SQLiteServerTable] = []
+    private(set) var tables: [SQLiteServerTable] = []
     private var savepoints = 0
     /// The entities with log entries in the window catch-up read last, each with whether any
     /// of them is a deletion: one walk of the window instead of two per entity. Kept only

@@ -2,6 +2,57 @@ import FieldMerge
 import FieldMergeProtocol
 
 extension RevisionServer {
+    /// A catch-up page for a device of a server with scopes: bounded by what this device
+    /// receives, not by the whole log. The revisions of its records changed after `revision`
+    /// (under the roots it keeps, and of unscoped entities) are counted, at most `limit + 1`
+    /// per entity; past `limit`, the page ends before the revision of the `limit + 1`-th
+    /// (or takes that revision whole when it is the first). Gained and lost roots come whole
+    /// in the page.
+    func scopedCatchUp(after revision: Int64, through latest: Int64, limit: Int, view: ScopeView) async throws -> Page {
+        guard let plan = scopePlan else { return Page(changeSet: nil, end: revision, hasMore: false) }
+        let storage = scopedStorage
+        var revisions: [Int64] = []
+        for entity in entities {
+            let kept: RootFilter = plan.places[entity.position].scope.map { view.granted[$0].intersection(view.held[$0]) } ?? .every
+            revisions += try await storage.revisions(entity, roots: kept, after: revision, limit: limit + 1)
+        }
+        revisions.sort()
+        let window = revisions.prefix { $0 <= latest }
+        var end = latest, hasMore = window.count < revisions.count
+        if window.count > limit {
+            let first = window[0], last = window[limit - 1], cut = window[limit]
+            end = last < cut ? last : (first < cut ? cut - 1 : cut)
+            hasMore = true
+        }
+        var changed: [EntityChanges] = []
+        for entity in entities {
+            let changes: EntityChanges
+            if let scope = plan.places[entity.position].scope {
+                changes = try await scopedChanges(entity, scope: scope, view: view, after: revision, end: end)
+            } else {
+                changes = try await unscopedChanges(entity, after: revision, end: end)
+            }
+            if !changes.records.isEmpty || !changes.leave.isEmpty { changed.append(changes) }
+        }
+        if hasMore { try await includeParents(of: &changed, after: revision, end: end) }
+        return Page(changeSet: changed.isEmpty ? nil : ChangeSet(entities: changed, conflict: nil), end: end, hasMore: hasMore)
+    }
+
+    /// One unscoped entity's changes after `revision` up to `end`.
+    private func unscopedChanges(_ entity: ServerEntity, after revision: Int64, end: Int64) async throws -> EntityChanges {
+        var changes = EntityChanges(entity: entity.name)
+        let (alive, deleted) = try await scopedStorage.changes(entity, roots: .every, after: revision, through: end)
+        for row in alive {
+            if row.created > revision { changes.create.append(row.record.id) } else { changes.update.append(row.record.id) }
+            changes.records.append(wireRecord(row, entity: entity))
+        }
+        for deletion in deleted {
+            changes.delete.append(deletion.id)
+            changes.records.append(deletedRecord(deletion, entity: entity))
+        }
+        return changes
+    }
+
     /// One scoped entity's part of a catch-up page after `revision` up to `end`, for a device
     /// that holds `held` and may hold `granted` of the entity's scope:
     /// - what changed in the roots it keeps (alive and deleted), as today;

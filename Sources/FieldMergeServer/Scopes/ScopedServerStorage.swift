@@ -14,7 +14,8 @@ public protocol ScopedServerStorage: ServerStorage {
     nonisolated(nonsending) func saveScopeSignature(_ signature: String) async throws
     /// Sets the root of every record of `entity`: its own id when `parent` is nil (the
     /// root entity), else the root of the record of `parent.entity` its field `parent.field`
-    /// references (nil when that is null or missing); nil for every record with `clear`.
+    /// references (nil when that is null or missing); nil for every record with `clear`
+    /// (an entity no longer scoped).
     nonisolated(nonsending) func assignRoots(_ entity: ServerEntity, parent: (entity: ServerEntity, field: Int)?, clear: Bool) async throws
 
     /// The values of `select` (a reference or integer field; nil: `id`) of the alive
@@ -31,6 +32,14 @@ public protocol ScopedServerStorage: ServerStorage {
     nonisolated(nonsending) func records(_ entity: ServerEntity, roots: RootFilter, through: Int64) async throws -> [ServerRow]
     /// The ids of the alive records of `entity` whose root `roots` selects.
     nonisolated(nonsending) func ids(_ entity: ServerEntity, roots: RootFilter) async throws -> [Int64]
+
+    /// The revisions of the records of `entity` (alive and deleted) whose root `roots`
+    /// selects and that changed after `after`, ascending, at most `limit`: what a scoped
+    /// catch-up page counts to know where to end. Also asked with ``RootFilter/every`` (of
+    /// unscoped entities, and of users who hold every root): a storage serving scopes keeps
+    /// every table's changes findable by revision (``scopeSignature()`` is asked first, when
+    /// a server with scopes starts).
+    nonisolated(nonsending) func revisions(_ entity: ServerEntity, roots: RootFilter, after: Int64, limit: Int) async throws -> [Int64]
 
     /// Notes that record `id` of `entity` left root `root` at `revision`.
     nonisolated(nonsending) func depart(_ entity: ServerEntity, id: Int64, from root: Int64, revision: Int64) async throws
