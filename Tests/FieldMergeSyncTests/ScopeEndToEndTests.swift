@@ -1,0 +1,85 @@
+import FieldMerge
+import FieldMergeProtocol
+import FieldMergeSQLite
+import FieldMergeServer
+import FieldMergeServerSQLite
+import FieldMergeSync
+import Foundation
+import Testing
+
+/// Scoped sync from the app's side: real stores and clients over an in-process server with
+/// scopes (Specs/scopes.md).
+@Suite struct ScopeEndToEndTests {
+    static let schema = try! Schema([
+        Entity("projects", fields: [Field("name", .text)]),
+        Entity("memberships", fields: [Field("userID", .text), Field("projectID", .reference(to: "projects", onDelete: .cascade))]),
+        Entity("tasks", fields: [Field("title", .text), Field("projectID", .reference(to: "projects", onDelete: .cascade))]),
+    ])
+
+    static func server() throws -> RevisionServer {
+        var options = RevisionServer.Options()
+        options.scopes = ScopeRules([SyncScope(
+            "project", root: "projects", members: ["memberships": "projectID", "tasks": "projectID"],
+            grants: [
+                .through(entity: "memberships", reference: "projectID", where: [SyncScope.Condition("userID", .claim("sub"))]),
+                .roles(["admin"]),
+            ])])
+        return try RevisionServer(.memory, schema: schema, options: options)
+    }
+
+    static func client(_ server: RevisionServer, _ identity: SyncIdentity, replica: UInt64) throws -> SyncClient {
+        SyncClient(
+            store: try Store(.memory, schema: schema, replica: ReplicaID(replica)),
+            transport: InProcessTransport(server: server, identity: identity))
+    }
+
+    static func ids(_ client: SyncClient, _ entity: String) async throws -> [Int64] {
+        try await client.read { store in
+            try store.database.rows("SELECT id FROM \(Database.quote(entity)) ORDER BY id").compactMap { row -> Int64? in
+                if case .integer(let id)? = row.first { return id }
+                return nil
+            }
+        }
+    }
+
+    @Test func aUserJoinsLeavesAndKeepsItsUnsyncedEditAside() async throws {
+        let server = try Self.server()
+        let admin = try Self.client(server, SyncIdentity(user: "root", roles: ["admin"]), replica: 1)
+        let ann = try Self.client(server, SyncIdentity(user: "ann"), replica: 2)
+        try await admin.write { store in
+            let one = try store.insert("projects", values: [.text("One")])
+            let two = try store.insert("projects", values: [.text("Two")])
+            _ = try store.insert("memberships", values: [.text("ann"), .integer(one)])
+            _ = try store.insert("tasks", values: [.text("a"), .integer(one)])
+            _ = try store.insert("tasks", values: [.text("b"), .integer(two)])
+        }
+        _ = try await admin.sync()
+        _ = try await ann.sync()
+        #expect(try await Self.ids(ann, "projects") == [1])
+        #expect(try await Self.ids(ann, "tasks") == [1])
+
+        // Ann edits task 1 offline; meanwhile she is taken off project 1 and put on project 2.
+        _ = try await ann.write { try $0.update("tasks", id: 1, ["title": .text("ann's edit")]) }
+        try await admin.write { store in
+            try store.delete("memberships", id: 1)
+            _ = try store.insert("memberships", values: [.text("ann"), .integer(2)])
+        }
+        _ = try await admin.sync()
+        _ = try await ann.sync()
+        _ = try await ann.sync()
+        #expect(try await Self.ids(ann, "projects") == [2])
+        #expect(try await Self.ids(ann, "tasks") == [2])
+        let aside = try await ann.read { try $0.unsyncedChanges() }
+        #expect(aside.map(\.entity) == ["tasks"] && aside.map(\.id) == [1])
+        #expect(aside.first?.refusal?.code == "outOfScope")
+        // The server kept its version; the admin still has both tasks.
+        _ = try await admin.sync()
+        let title = try await admin.read { try $0.record("tasks", id: 1)?.values[0] }
+        #expect(title == .text("a"))
+        // Given up, it is gone for good, and nothing more is sent.
+        try await ann.write { try $0.discard("tasks", id: 1) }
+        #expect(try await ann.read { try $0.unsyncedChanges() }.isEmpty)
+        let quiet = try await ann.sync()
+        #expect(quiet.sent == 0)
+    }
+}
