@@ -125,6 +125,7 @@ struct ScopeBench: AsyncParsableCommand {
         var bytes: Int
         var received: Int
         var requests: Int
+        var phases: [[SyncPhase: Double]] = []
         var median: Double { FieldMergeToolSupport.median(seconds) }
 
         func line(step: String, records: Int) -> BenchLine {
@@ -132,6 +133,7 @@ struct ScopeBench: AsyncParsableCommand {
             line.add("seconds_all", seconds)
             line.add("bytes_on_wire", bytes)
             line.add("requests", requests)
+            line.add("phases_ms", PhaseTotals.medians(phases, seconds: seconds))
             return line
         }
     }
@@ -142,9 +144,12 @@ struct ScopeBench: AsyncParsableCommand {
         for run in 0..<runs {
             let client = SyncClient(
                 store: try Store(.file(path: folder + "/\(name)-\(user)-\(run).sqlite"), schema: Self.schema, replica: ReplicaID(UInt64(100 + run))),
-                transport: InProcessTransport(server: server, identity: SyncIdentity(user: user)), batchSize: batchSize)
+                transport: InProcessTransport(server: server, identity: SyncIdentity(user: user), probe: probe), batchSize: batchSize,
+                probe: probe)
             var summary = SyncSummary()
+            _ = probe.take()
             result.seconds.append(try await seconds { summary = try await client.sync() })
+            result.phases.append(probe.take())
             let held = try await client.read { try $0.database.scalar("SELECT count(*) FROM tasks") }
             guard held == .integer(Int64(perProject)) else { throw ValidationError("\(user) holds \(String(describing: held)) tasks, expected \(perProject)") }
             (result.bytes, result.received, result.requests) = (summary.bytesReceived + summary.bytesSent, summary.received, summary.rounds)
