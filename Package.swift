@@ -136,8 +136,11 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["Tools"])),
             ]
         ),
-        // Schemas several test targets share; only tests link it.
-        .target(name: "FieldMergeTestSupport", dependencies: ["FieldMerge", "FieldMergeJSON"], path: "Tests/FieldMergeTestSupport"),
+        // Schemas and scenarios several test targets share; only tests link it.
+        .target(
+            name: "FieldMergeTestSupport", dependencies: ["FieldMerge", "FieldMergeJSON", "FieldMergeProtocol", "FieldMergeServer"],
+            path: "Tests/FieldMergeTestSupport"
+        ),
         .testTarget(name: "FieldMergeTests", dependencies: ["FieldMerge", "FieldMergeWorkload"]),
         .testTarget(
             name: "FieldMergeProtocolTests",
@@ -165,7 +168,8 @@ let package = Package(
             name: "FieldMergeServerPostgresTests",
             dependencies: [
                 "FieldMerge", "FieldMergeSQLite", "FieldMergeProtocol", "FieldMergeSync", "FieldMergeServer", "FieldMergeServerSQLite", "FieldMergeJSON",
-                "FieldMergeServerPostgres", .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Server"])),
+                "FieldMergeServerPostgres", "FieldMergeTestSupport",
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Server"])),
             ]
         ),
         .testTarget(

@@ -12,7 +12,7 @@ extension PostgresServerStorage {
         let steps = SchemaMigration.Steps(changes, in: schema)
         for (from, to) in steps.entityRenames {
             try await run("ALTER TABLE \(try qualified(from)) RENAME TO \(try Self.quote(to))")
-            for table in ["__fm_ids", "__fm_deleted", "__fm_log"] {
+            for table in ["__fm_ids", "__fm_deleted", "__fm_log", "__fm_departed"] {
                 try await run("UPDATE \(named(table)) SET \"entity\" = $1 WHERE \"entity\" = $2", Self.binds(to, from))
             }
         }

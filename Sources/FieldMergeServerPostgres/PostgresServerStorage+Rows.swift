@@ -26,6 +26,7 @@ extension PostgresServerStorage {
         } else {
             binds.appendNull()
         }
+        binds.append(row.root)
         // The row and its log entry in one round trip.
         windowEntities = nil
         binds.append(entity.name)
@@ -42,10 +43,9 @@ extension PostgresServerStorage {
 
     public nonisolated(nonsending) func deletion(_ entity: ServerEntity, id: Int64) async throws -> Deletion? {
         guard let row = try await run(
-            "SELECT \"revision\", \"stamp\" FROM \(named("__fm_deleted")) WHERE \"entity\" = $1 AND \"id\" = $2",
+            "SELECT \"id\", \"revision\", \"stamp\", \"root\" FROM \(named("__fm_deleted")) WHERE \"entity\" = $1 AND \"id\" = $2",
             Self.binds(entity.name, id)).first else { return nil }
-        let (revision, stamp) = try row.decode((Int64, ByteBuffer).self)
-        return Deletion(id: id, revision: revision, tombstone: try Self.tombstone(stamp, entity: entity.name, id: id))
+        return try Self.decodeDeletion(row, entity: entity)
     }
 
     public nonisolated(nonsending) func forgetDeletion(_ entity: ServerEntity, id: Int64) async throws {
@@ -93,10 +93,7 @@ extension PostgresServerStorage {
             try Self.decodeRow(row, table, fieldRevisions: false)
         }
         guard anyDeleted else { return (alive, []) }
-        let deleted = try await run(table.changedDeleted, window).map { row in
-            let (id, revision, stamp) = try row.decode((Int64, Int64, ByteBuffer).self)
-            return Deletion(id: id, revision: revision, tombstone: try Self.tombstone(stamp, entity: entity.name, id: id))
-        }
+        let deleted = try await run(table.changedDeleted, window).map { row in try Self.decodeDeletion(row, entity: entity) }
         return (alive, deleted)
     }
 
@@ -190,7 +187,14 @@ extension PostgresServerStorage {
         }
         return ServerRow(
             record: Record(entity: entity.name, id: id, values: values, stamps: decoded),
-            revision: revision, created: try decode(cells[count + 3], as: Int64.self), fieldRevisions: fieldRevisions)
+            revision: revision, created: try decode(cells[count + 3], as: Int64.self), fieldRevisions: fieldRevisions,
+            root: cells[count + 5].bytes == nil ? nil : try decode(cells[count + 5], as: Int64.self))
+    }
+
+    /// A tombstone read as its id, revision, stamp and root.
+    static func decodeDeletion(_ row: PostgresRow, entity: ServerEntity) throws -> Deletion {
+        let (id, revision, stamp, root) = try row.decode((Int64, Int64, ByteBuffer, Int64?).self)
+        return Deletion(id: id, revision: revision, tombstone: try tombstone(stamp, entity: entity.name, id: id), root: root)
     }
 
     /// The tombstone stamp in `bytes`.

@@ -7,7 +7,8 @@ extension PostgresServerStorage {
     /// a data set made for another schema is not opened with this one.
     ///
     /// Servers opening the same data set at once take turns (an advisory lock on its name),
-    /// so only one creates the tables.
+    /// so only one creates the tables, or adds what scopes need to a data set made before
+    /// them (``prepareScopeTables()``, ``prepareEntityRoots()``).
     ///
     /// - Throws: ``FieldMergeServer/ServerError/Code/storage`` when the database cannot be
     ///   reached (with the cause) or a name cannot be a PostgreSQL identifier;
@@ -29,7 +30,9 @@ extension PostgresServerStorage {
                 "SELECT count(*) FROM information_schema.tables WHERE table_schema = $1 AND table_name = $2",
                 Self.binds(schemaName, "__fm_server"), as: Int64.self)
             if found == 0 { try await createTables() }
+            try await prepareScopeTables()
             try await checkSchema(schema)
+            try await prepareEntityRoots()
         }
     }
 
@@ -38,7 +41,7 @@ extension PostgresServerStorage {
             "CREATE TABLE \(named("__fm_server")) (\"key\" TEXT PRIMARY KEY, \"value\" BIGINT NOT NULL)",
             "CREATE TABLE \(named("__fm_ids")) (\"entity\" TEXT PRIMARY KEY, \"next\" BIGINT NOT NULL)",
             "CREATE TABLE \(named("__fm_deleted")) (\"entity\" TEXT NOT NULL, \"id\" BIGINT NOT NULL, "
-                + "\"revision\" BIGINT NOT NULL, \"stamp\" BYTEA NOT NULL, PRIMARY KEY (\"entity\", \"id\"))",
+                + "\"revision\" BIGINT NOT NULL, \"stamp\" BYTEA NOT NULL, \"root\" BIGINT, PRIMARY KEY (\"entity\", \"id\"))",
             "CREATE TABLE \(named("__fm_log")) (\"entity\" TEXT NOT NULL, \"id\" BIGINT NOT NULL, "
                 + "\"revision\" BIGINT NOT NULL, PRIMARY KEY (\"entity\", \"id\"))",
             "CREATE INDEX \"__fm_log_revision\" ON \(named("__fm_log")) (\"revision\", \"entity\", \"id\")",

@@ -11,7 +11,10 @@ import PostgresNIO
 /// (`__fm_fields`); `__fm_deleted` keeps tombstones, `__fm_log` the latest revision of every
 /// record, `__fm_replies` each client's last answer, `__fm_ids` the id counters,
 /// `__fm_schema` the schema the data set was made for and `__fm_server` the state (revision
-/// and clock).
+/// and clock). For scopes (``FieldMergeServer/ScopedServerStorage``), every entity table has
+/// `__fm_root`, tombstones keep it, `__fm_departed` notes which records left which root and
+/// `__fm_scopes` the rules the roots were computed for; once a server with scopes has opened
+/// the data set, every table is also indexed by revision.
 ///
 /// ``write(_:)`` is one READ COMMITTED transaction that first locks the state rows
 /// (`SELECT ... FOR UPDATE`): the write transactions of all servers on the data set run one

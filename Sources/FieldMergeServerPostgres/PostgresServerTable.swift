@@ -10,16 +10,20 @@ struct PostgresServerTable {
     let table: String
     /// The quoted PostgreSQL schema.
     private let schema: String
+    /// The columns a row is read from and written to, in the order
+    /// ``PostgresServerStorage/decodeRow(_:_:fieldRevisions:)`` reads them: the id, the
+    /// fields, the stamps, the revisions and the root (``FieldMergeServer/ServerRow/root``).
     let columns: [String]
     /// Writes a record and its log entry (bindings: the columns, then the entity's name).
     let insertAndLog: String
     let select: String
     /// Deletes a record, writes its tombstone and its log entry (bindings: entity, id,
-    /// revision, tombstone stamp).
+    /// revision, tombstone stamp). The tombstone keeps the record's root.
     let deleteAndLog: String
     let exists: String
     /// The records of this entity alive and changed in a window of revisions, in log order
-    /// (bindings: entity, after, through); the same for deleted ones (id, revision, stamp).
+    /// (bindings: entity, after, through); the same for deleted ones (id, revision, stamp,
+    /// root).
     let changedAlive: String
     let changedDeleted: String
     /// `CREATE TABLE`, without foreign keys (added once every table exists).
@@ -39,25 +43,26 @@ struct PostgresServerTable {
         var fieldColumns: [String] = []
         for field in entity.fields { fieldColumns.append(try PostgresIdentifier.quote(field.name)) }
         self.fieldColumns = fieldColumns
-        columns = ["\"id\""] + fieldColumns + ["\"__fm_stamps\"", "\"__fm_revision\"", "\"__fm_created\"", "\"__fm_fields\""]
+        columns = ["\"id\""] + fieldColumns + ["\"__fm_stamps\"", "\"__fm_revision\"", "\"__fm_created\"", "\"__fm_fields\"", "\"__fm_root\""]
         let log = schema + ".\"__fm_log\"", deleted = schema + ".\"__fm_deleted\""
         let joined = columns.map { "t." + $0 }.joined(separator: ", ")
         let window = "WHERE l.\"entity\" = $1 AND l.\"revision\" > $2 AND l.\"revision\" <= $3 ORDER BY l.\"revision\", l.\"id\""
         changedAlive = "SELECT \(joined) FROM \(log) l JOIN \(table) t ON t.\"id\" = l.\"id\" " + window
-        changedDeleted = "SELECT l.\"id\", d.\"revision\", d.\"stamp\" FROM \(log) l JOIN \(deleted) d "
+        changedDeleted = "SELECT l.\"id\", d.\"revision\", d.\"stamp\", d.\"root\" FROM \(log) l JOIN \(deleted) d "
             + "ON d.\"entity\" = l.\"entity\" AND d.\"id\" = l.\"id\" " + window
         let placeholders = (1...columns.count).map { "$\($0)" }.joined(separator: ", ")
         let updates = columns.dropFirst().map { "\($0) = EXCLUDED.\($0)" }.joined(separator: ", ")
         let logEntry = "INSERT INTO \(log) (\"entity\", \"id\", \"revision\") "
         let logConflict = " ON CONFLICT (\"entity\", \"id\") DO UPDATE SET \"revision\" = EXCLUDED.\"revision\""
-        let revisionColumn = columns.count - 2  // "__fm_revision", as a bind parameter number
+        let revisionColumn = fieldColumns.count + 3  // "__fm_revision", as a bind parameter number
         insertAndLog = "WITH written AS (INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES (\(placeholders)) "
             + "ON CONFLICT (\"id\") DO UPDATE SET \(updates) RETURNING \"id\") "
             + logEntry + "SELECT $\(columns.count + 1), \"id\", $\(revisionColumn) FROM written" + logConflict
         select = "SELECT \(columns.joined(separator: ", ")) FROM \(table) WHERE \"id\" = $1"
-        deleteAndLog = "WITH gone AS (DELETE FROM \(table) WHERE \"id\" = $2), "
-            + "tombstone AS (INSERT INTO \(deleted) (\"entity\", \"id\", \"revision\", \"stamp\") VALUES ($1, $2, $3, $4) "
-            + "ON CONFLICT (\"entity\", \"id\") DO UPDATE SET \"revision\" = EXCLUDED.\"revision\", \"stamp\" = EXCLUDED.\"stamp\") "
+        deleteAndLog = "WITH gone AS (DELETE FROM \(table) WHERE \"id\" = $2 RETURNING \"__fm_root\"), "
+            + "tombstone AS (INSERT INTO \(deleted) (\"entity\", \"id\", \"revision\", \"stamp\", \"root\") "
+            + "VALUES ($1, $2, $3, $4, (SELECT \"__fm_root\" FROM gone)) ON CONFLICT (\"entity\", \"id\") DO UPDATE SET "
+            + "\"revision\" = EXCLUDED.\"revision\", \"stamp\" = EXCLUDED.\"stamp\", \"root\" = EXCLUDED.\"root\") "
             + logEntry + "VALUES ($1, $2, $3)" + logConflict
         exists = "SELECT 1 FROM \(table) WHERE \"id\" = $1"
 
@@ -65,7 +70,10 @@ struct PostgresServerTable {
         for (index, field) in entity.fields.enumerated() {
             definitions.append("\(fieldColumns[index]) \(field.type.postgresColumnType)")
         }
-        definitions += ["\"__fm_stamps\" BYTEA NOT NULL", "\"__fm_revision\" BIGINT NOT NULL", "\"__fm_created\" BIGINT NOT NULL", "\"__fm_fields\" BYTEA"]
+        definitions += [
+            "\"__fm_stamps\" BYTEA NOT NULL", "\"__fm_revision\" BIGINT NOT NULL", "\"__fm_created\" BIGINT NOT NULL", "\"__fm_fields\" BYTEA",
+            "\"__fm_root\" BIGINT",
+        ]
         createTable = "CREATE TABLE \(table) (" + definitions.joined(separator: ", ") + ")"
         foreignKeys = []
         referenceIndexes = []

@@ -50,15 +50,16 @@ final class PostgresTestDatabase {
     }
 
     /// A server on the test schema with a connection pool of its own, as another process
-    /// serving the same data set would have.
+    /// serving the same data set would have; with `scopes`, a scoped one.
     func server(
         _ schema: Schema, mode: RevisionServer.Mode = .strict, wall: any WallClock = ManualWallClock(milliseconds: 1_000_000),
-        replica: ReplicaID = ReplicaID(0x5E_5E)
+        replica: ReplicaID = ReplicaID(0x5E_5E), scopes: ScopeRules? = nil
     ) async throws -> RevisionServer {
         let connector = PostgresConnector(url, applicationName: url.schema)
         connectors.append(connector)
         var options = RevisionServer.Options()
         options.mode = mode
+        options.scopes = scopes
         return try await RevisionServer(storage: try PostgresServerStorage(connector), schema: schema, options: options, replica: replica, wall: wall)
     }
 

@@ -1,11 +1,11 @@
 import FieldMerge
 import FieldMergeProtocol
 import FieldMergeServer
-import FieldMergeServerSQLite
 
-/// A team app: projects with members, tasks and notes under projects, users for everyone.
-enum TeamApp {
-    static let schema = try! Schema([
+/// A team app: projects with members, tasks and notes under projects, users for everyone;
+/// the schema and scope rules of the scope scenarios (``ScopeScenario``), on any storage.
+public enum TeamApp {
+    public static let schema = try! Schema([
         Entity("users", fields: [Field("name", .text)]),
         Entity("projects", fields: [Field("name", .text), Field("ownerID", .text)]),
         Entity("memberships", fields: [
@@ -16,7 +16,7 @@ enum TeamApp {
     ])
 
     /// A user holds the projects it is a member of (or owns); admins hold every project.
-    static let rules = ScopeRules([
+    public static let rules = ScopeRules([
         SyncScope(
             "project", root: "projects", members: ["memberships": "projectID", "tasks": "projectID", "notes": "taskID"],
             grants: [
@@ -26,34 +26,36 @@ enum TeamApp {
             ])
     ])
 
-    static func server(mode: RevisionServer.Mode = .strict) throws -> RevisionServer {
+    /// A server's options with the rules: `RevisionServer(storage:schema:options:)` on any
+    /// storage, or `RevisionServer(.memory, schema:options:)` on SQLite.
+    public static func options(mode: RevisionServer.Mode = .strict) -> RevisionServer.Options {
         var options = RevisionServer.Options()
         options.scopes = rules
         options.mode = mode
-        return try RevisionServer(.memory, schema: schema, options: options)
+        return options
     }
 
-    static let admin = SyncIdentity(user: "root", roles: ["admin"])
-    static let ann = SyncIdentity(user: "ann")
-    static let bob = SyncIdentity(user: "bob")
+    public static let admin = SyncIdentity(user: "root", roles: ["admin"])
+    public static let ann = SyncIdentity(user: "ann")
+    public static let bob = SyncIdentity(user: "bob")
 }
 
 /// A device as the server sees it: its cursor, its holdings, and what it was sent.
-struct ScopedDevice {
-    let identity: SyncIdentity
-    var maxRevision: Int64 = 0
-    var scopes: ScopeHoldings?
+public struct ScopedDevice {
+    public let identity: SyncIdentity
+    public var maxRevision: Int64 = 0
+    public var scopes: ScopeHoldings?
     /// What it holds, by "entity#id" (applied from every response, leaves removed).
-    var records: [String: WireRecord] = [:]
+    public var records: [String: WireRecord] = [:]
     /// Every record any response carried to it, by "entity#id".
-    var received: Set<String> = []
-    var responses: [SyncResponse] = []
+    public var received: Set<String> = []
+    public var responses: [SyncResponse] = []
 
-    init(_ identity: SyncIdentity) { self.identity = identity }
+    public init(_ identity: SyncIdentity) { self.identity = identity }
 
     /// Syncs until no page is left, sending `changeSets` with the first request.
     @discardableResult
-    mutating func sync(_ server: RevisionServer, sending changeSets: [ChangeSet] = [], limit: Int? = nil) async throws -> [SyncResponse] {
+    public mutating func sync(_ server: RevisionServer, sending changeSets: [ChangeSet] = [], limit: Int? = nil) async throws -> [SyncResponse] {
         var answers: [SyncResponse] = []
         var sending = changeSets
         repeat {
@@ -67,7 +69,7 @@ struct ScopedDevice {
         return answers
     }
 
-    mutating func apply(_ response: SyncResponse) {
+    public mutating func apply(_ response: SyncResponse) {
         for changeSet in response.changeSets where changeSet.conflict != true {
             for changes in changeSet.entities {
                 for record in changes.records {
@@ -84,28 +86,28 @@ struct ScopedDevice {
     }
 
     /// The ids it holds of `entity`, ascending.
-    func ids(_ entity: String) -> [Int64] {
+    public func ids(_ entity: String) -> [Int64] {
         records.keys.filter { $0.hasPrefix(entity + "#") }.compactMap { Int64($0.dropFirst(entity.count + 1)) }.sorted()
     }
 }
 
 /// Change sets as a device sends them.
-enum Send {
-    static func create(_ entity: String, _ id: Int64, _ values: [Value]) -> EntityChanges {
+public enum Send {
+    public static func create(_ entity: String, _ id: Int64, _ values: [Value]) -> EntityChanges {
         EntityChanges(entity: entity, create: [id], records: [WireRecord(id: id, present: FieldMask.all(count: values.count), values: ContiguousArray(values))])
     }
 
-    static func update(_ entity: String, _ id: Int64, revision: Int64, field: Int, _ value: Value, width: Int) -> EntityChanges {
+    public static func update(_ entity: String, _ id: Int64, revision: Int64, field: Int, _ value: Value, width: Int) -> EntityChanges {
         var values = ContiguousArray<Value>(repeating: .null, count: width)
         values[field] = value
         return EntityChanges(entity: entity, update: [id], records: [WireRecord(id: id, present: FieldMask([field]), values: values, revision: revision)])
     }
 
-    static func delete(_ entity: String, _ id: Int64, revision: Int64, width: Int) -> EntityChanges {
+    public static func delete(_ entity: String, _ id: Int64, revision: Int64, width: Int) -> EntityChanges {
         EntityChanges(entity: entity, delete: [id], records: [
             WireRecord(id: id, present: FieldMask(), values: ContiguousArray(repeating: .null, count: width), revision: revision)
         ])
     }
 
-    static func changeSet(_ entities: EntityChanges...) -> ChangeSet { ChangeSet(entities: entities) }
+    public static func changeSet(_ entities: EntityChanges...) -> ChangeSet { ChangeSet(entities: entities) }
 }
