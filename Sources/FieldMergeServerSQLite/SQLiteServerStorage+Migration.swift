@@ -110,7 +110,11 @@ struct ServerMigration {
         for (from, to) in steps.entityRenames {
             try dropReferenceIndexes(from)
             try database.execute("ALTER TABLE \(Database.quote(from)) RENAME TO \(Database.quote(to))")
-            for table in ["__fm_ids", "__fm_deleted", "__fm_log"] {
+            // The scope indexes are named after the entity: made again under the new name.
+            try database.execute("DROP INDEX IF EXISTS \(Database.quote(from + "__fm_root"))")
+            try database.execute("DROP INDEX IF EXISTS \(Database.quote(from + "__fm_revision"))")
+            let departed = try database.scalar("SELECT count(*) FROM sqlite_master WHERE name = '__fm_departed'") == .integer(1)
+            for table in ["__fm_ids", "__fm_deleted", "__fm_log"] + (departed ? ["__fm_departed"] : []) {
                 try database.run("UPDATE \(Database.quote(table)) SET \"entity\" = ? WHERE \"entity\" = ?", [.text(to), .text(from)])
             }
         }
