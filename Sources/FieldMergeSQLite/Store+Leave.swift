@@ -44,15 +44,30 @@ extension Store {
         var order: [(entity: String, id: Int64)] = []
     }
 
-    private func remove(_ table: EntityTable, id: Int64, _ leaving: inout Leaving) throws {
+    /// Removes record `id`, reached from the leave list (`through` nil) or as a local record
+    /// whose field `through.field` references the leaving record `through.parent`. Such a
+    /// record whose server version references something else (an edit here moved it under
+    /// the leaving record) goes back to that version instead, its change kept aside: the
+    /// server did not list it, so it still belongs on this device.
+    private func remove(_ table: EntityTable, id: Int64, through: (field: Int, parent: Int64)? = nil, _ leaving: inout Leaving) throws {
         let entity = table.entity.name
         guard leaving.visited.insert("\(entity)#\(id)").inserted else { return }
+        if let through, let row = try readRow(table, id: id), let ancestor = row.storedAncestor, row.revision != nil,
+            !ancestor.isDeleted, ancestor.values[through.field] != .integer(through.parent),
+            let change = try pendingChange(entity, id: id)
+        {
+            try keepAside(change, ancestor: ancestor, entity: table.entity, since: leaving.since)
+            try writeRow(table, StoredRow(record: ancestor, pending: FieldMask(), revision: row.revision, storedAncestor: nil))
+            try clearPending(entity, id: id)
+            journal { $0.updated[entity, default: []].append(id) }
+            return
+        }
         for reference in table.referencedBy {
             let child = try self.table(reference.entity)
             let column = Database.quote(child.entity.fields[reference.field].name)
             let ids = try database.rows("SELECT \"id\" FROM \(child.table) WHERE \(column) = ? ORDER BY \"id\"", [.integer(id)])
             for row in ids {
-                if case .integer(let childID)? = row.first { try remove(child, id: childID, &leaving) }
+                if case .integer(let childID)? = row.first { try remove(child, id: childID, through: (reference.field, id), &leaving) }
             }
         }
         // Anything with a change to send (or refused) is in the outbox.

@@ -286,7 +286,7 @@ extension RevisionServer {
         row.advance(to: attempt.revision, changed: changed)
         noteReferences(row.record, fields: changed, entity: entity, &attempt)
         try await storage.write(row, of: entity)
-        if row.root != oldRoot { try await moved(entity, id: id, from: oldRoot, to: row.root, revision: attempt.revision) }
+        if row.root != oldRoot { try await moved(entity, id: id, from: oldRoot, to: row.root, &attempt) }
         attempt.answer(entity.name) {
             $0.update.append(id)
             $0.records.append(wireRecord(row, entity: entity))

@@ -52,7 +52,7 @@ extension RevisionServer {
                     if case .member(_, reference.field, _)? = scopePlan?.places[child.position] { childRow.root = nil }
                     try await storage.write(childRow, of: child)
                     if childRow.root != oldRoot {
-                        try await moved(child, id: childID, from: oldRoot, to: nil, revision: attempt.revision)
+                        try await moved(child, id: childID, from: oldRoot, to: nil, &attempt)
                     }
                     attempt.answer(child.name) {
                         $0.update.append(childID)

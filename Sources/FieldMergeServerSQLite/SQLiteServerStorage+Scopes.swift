@@ -57,9 +57,9 @@ extension SQLiteServerStorage: ScopedServerStorage {
             try database.execute("UPDATE \(table) SET \"__fm_root\" = NULL WHERE \"__fm_root\" IS NOT NULL")
         } else if let parent {
             let column = Database.quote(entity.entity.fields[parent.field].name)
-            try database.execute(
-                "UPDATE \(table) SET \"__fm_root\" = (SELECT p.\"__fm_root\" FROM \(self.table(parent.entity).table) p "
-                    + "WHERE p.\"id\" = \(table).\(column))")
+            // Only rows whose root changes are written.
+            let parentRoot = "(SELECT p.\"__fm_root\" FROM \(self.table(parent.entity).table) p WHERE p.\"id\" = \(table).\(column))"
+            try database.execute("UPDATE \(table) SET \"__fm_root\" = \(parentRoot) WHERE \"__fm_root\" IS NOT \(parentRoot)")
         } else {
             try database.execute("UPDATE \(table) SET \"__fm_root\" = \"id\" WHERE \"__fm_root\" IS NOT \"id\"")
         }

@@ -82,4 +82,72 @@ import Testing
         let quiet = try await ann.sync()
         #expect(quiet.sent == 0)
     }
+
+    /// Ann moves a task, offline, into a project she then loses. The server refuses the move
+    /// and keeps the task in the project she still holds: her device goes back to the
+    /// server's version and keeps the move aside, rather than dropping a task it should hold.
+    @Test func aTaskMovedIntoAProjectThatLeavesGoesBackToTheServersVersion() async throws {
+        let server = try Self.server()
+        let admin = try Self.client(server, SyncIdentity(user: "root", roles: ["admin"]), replica: 1)
+        let ann = try Self.client(server, SyncIdentity(user: "ann"), replica: 2)
+        try await admin.write { store in
+            let one = try store.insert("projects", values: [.text("One")])
+            let two = try store.insert("projects", values: [.text("Two")])
+            _ = try store.insert("memberships", values: [.text("ann"), .integer(one)])
+            _ = try store.insert("memberships", values: [.text("ann"), .integer(two)])
+            _ = try store.insert("tasks", values: [.text("a"), .integer(one)])
+        }
+        _ = try await admin.sync()
+        _ = try await ann.sync()
+        _ = try await ann.write { try $0.update("tasks", id: 1, ["projectID": .integer(2)]) }
+        try await admin.write { try $0.delete("memberships", id: 2) }
+        _ = try await admin.sync()
+        _ = try await ann.sync()
+        #expect(try await Self.ids(ann, "projects") == [1])
+        #expect(try await Self.ids(ann, "tasks") == [1])
+        let project = try await ann.read { try $0.record("tasks", id: 1)?.values[1] }
+        #expect(project == .integer(1))
+        let aside = try await ann.read { try $0.unsyncedChanges() }
+        #expect(aside.map(\.id) == [1] && aside.first?.refusal?.code == "outOfScope")
+        try await ann.write { try $0.discard("tasks", id: 1) }
+        _ = try await ann.sync()
+        #expect(try await Self.ids(ann, "tasks") == [1])
+    }
+
+    /// One offline session moves a task to another project and edits its child: the move
+    /// takes the child along (a new revision), and the edit naming the child's revision from
+    /// before is no conflict.
+    @Test func aMoveAndAnEditOfItsChildInOneChangeSetBothCommit() async throws {
+        let schema = try Schema([
+            Entity("projects", fields: [Field("name", .text)]),
+            Entity("tasks", fields: [Field("title", .text), Field("projectID", .reference(to: "projects", onDelete: .setNull))]),
+            Entity("comments", fields: [Field("body", .text), Field("taskID", .reference(to: "tasks", onDelete: .cascade))]),
+        ])
+        var options = RevisionServer.Options()
+        options.scopes = ScopeRules([SyncScope(
+            "project", root: "projects", members: ["tasks": "projectID", "comments": "taskID"], grants: [.roles(["admin"])])])
+        let server = try RevisionServer(.memory, schema: schema, options: options)
+        let admin = SyncClient(
+            store: try Store(.memory, schema: schema, replica: ReplicaID(1)),
+            transport: InProcessTransport(server: server, identity: SyncIdentity(user: "root", roles: ["admin"])))
+        try await admin.write { store in
+            let one = try store.insert("projects", values: [.text("One")])
+            _ = try store.insert("projects", values: [.text("Two")])
+            let task = try store.insert("tasks", values: [.text("a"), .integer(one)])
+            _ = try store.insert("comments", values: [.text("c"), .integer(task)])
+        }
+        _ = try await admin.sync()
+        try await admin.write { store in
+            _ = try store.update("tasks", id: 1, ["projectID": .integer(2)])
+            _ = try store.update("comments", id: 1, ["body": .text("edited")])
+        }
+        let summary = try await admin.sync()
+        #expect(summary.conflictingChangeSets == 0)
+        #expect(try await admin.read { try $0.unsyncedChanges() }.isEmpty)
+        let other = SyncClient(
+            store: try Store(.memory, schema: schema, replica: ReplicaID(2)),
+            transport: InProcessTransport(server: server, identity: SyncIdentity(user: "root2", roles: ["admin"])))
+        _ = try await other.sync()
+        #expect(try await other.read { try $0.record("comments", id: 1)?.values[0] } == .text("edited"))
+    }
 }

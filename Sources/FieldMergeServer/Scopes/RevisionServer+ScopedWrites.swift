@@ -30,7 +30,7 @@ extension RevisionServer {
                 row.root = try await root(of: entity, id: id, values: row.record.values).root
                 guard row.root != old else { continue }
                 try await storage.write(row, of: entity)
-                try await moved(entity, id: id, from: old, to: row.root, revision: attempt.revision)
+                try await moved(entity, id: id, from: old, to: row.root, &attempt)
             }
         }
         for write in attempt.scopedWrites {
@@ -43,9 +43,9 @@ extension RevisionServer {
     }
 
     /// A record's root changed: it departs from the old one, and the records under it move along.
-    func moved(_ entity: ServerEntity, id: Int64, from old: Int64?, to new: Int64?, revision: Int64) async throws {
-        if let old { try await scopedStorage.depart(entity, id: id, from: old, revision: revision) }
-        try await reroot(entity, id: id, from: old, to: new, revision: revision)
+    func moved(_ entity: ServerEntity, id: Int64, from old: Int64?, to new: Int64?, _ attempt: inout ChangeSetAttempt) async throws {
+        if let old { try await scopedStorage.depart(entity, id: id, from: old, revision: attempt.revision) }
+        try await reroot(entity, id: id, from: old, to: new, &attempt)
     }
 
     /// The records a change set's answer must keep whatever their scope: those the client

@@ -142,18 +142,24 @@ extension RevisionServer {
     /// Moves the records under a record whose root changed from `old` to `new`, member
     /// entity by member entity: each gets the new root and this change set's revision (so
     /// that the devices of the new root receive it), and a departure from the old root.
-    func reroot(_ entity: ServerEntity, id: Int64, from old: Int64?, to new: Int64?, revision: Int64) async throws {
+    ///
+    /// The client's own update or delete of a moved record, later in the same change set,
+    /// names the revision it had before (as after a `setNull` cascade).
+    func reroot(_ entity: ServerEntity, id: Int64, from old: Int64?, to new: Int64?, _ attempt: inout ChangeSetAttempt) async throws {
         guard let plan = scopePlan else { return }
+        let revision = attempt.revision
         for (position, place) in plan.places.enumerated() {
             guard case .member(_, let field, let parent) = place, parent == entity.position else { continue }
             let child = entities[position]
             for childID in try await storage.referencing(id, from: child, field: field) {
                 guard var row = try await storage.row(child, id: childID), row.root != new else { continue }
+                let key = "\(child.name)#\(childID)"
+                if attempt.revisionBefore[key] == nil { attempt.revisionBefore[key] = row.revision }
                 row.root = new
                 row.advance(to: revision, changed: FieldMask())
                 try await storage.write(row, of: child)
                 if let old { try await scopedStorage.depart(child, id: childID, from: old, revision: revision) }
-                try await reroot(child, id: childID, from: old, to: new, revision: revision)
+                try await reroot(child, id: childID, from: old, to: new, &attempt)
             }
         }
     }
