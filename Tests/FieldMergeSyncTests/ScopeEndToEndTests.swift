@@ -42,19 +42,25 @@ import Testing
         }
     }
 
-    @Test func aUserJoinsLeavesAndKeepsItsUnsyncedEditAside() async throws {
+    /// Projects One and Two, ann a member of those `annIn`, a task "a" in One and (with
+    /// `taskInTwo`) "b" in Two; the admin's and ann's devices, both synced.
+    static func twoProjects(annIn: [Int64], taskInTwo: Bool) async throws -> (admin: SyncClient, ann: SyncClient) {
         let server = try Self.server()
         let admin = try Self.client(server, SyncIdentity(user: "root", roles: ["admin"]), replica: 1)
         let ann = try Self.client(server, SyncIdentity(user: "ann"), replica: 2)
         try await admin.write { store in
-            let one = try store.insert("projects", values: [.text("One")])
-            let two = try store.insert("projects", values: [.text("Two")])
-            _ = try store.insert("memberships", values: [.text("ann"), .integer(one)])
-            _ = try store.insert("tasks", values: [.text("a"), .integer(one)])
-            _ = try store.insert("tasks", values: [.text("b"), .integer(two)])
+            let projects = [try store.insert("projects", values: [.text("One")]), try store.insert("projects", values: [.text("Two")])]
+            for project in annIn { _ = try store.insert("memberships", values: [.text("ann"), .integer(projects[Int(project) - 1])]) }
+            _ = try store.insert("tasks", values: [.text("a"), .integer(projects[0])])
+            if taskInTwo { _ = try store.insert("tasks", values: [.text("b"), .integer(projects[1])]) }
         }
         _ = try await admin.sync()
         _ = try await ann.sync()
+        return (admin, ann)
+    }
+
+    @Test func aUserJoinsLeavesAndKeepsItsUnsyncedEditAside() async throws {
+        let (admin, ann) = try await Self.twoProjects(annIn: [1], taskInTwo: true)
         #expect(try await Self.ids(ann, "projects") == [1])
         #expect(try await Self.ids(ann, "tasks") == [1])
 
@@ -87,18 +93,7 @@ import Testing
     /// and keeps the task in the project she still holds: her device goes back to the
     /// server's version and keeps the move aside, rather than dropping a task it should hold.
     @Test func aTaskMovedIntoAProjectThatLeavesGoesBackToTheServersVersion() async throws {
-        let server = try Self.server()
-        let admin = try Self.client(server, SyncIdentity(user: "root", roles: ["admin"]), replica: 1)
-        let ann = try Self.client(server, SyncIdentity(user: "ann"), replica: 2)
-        try await admin.write { store in
-            let one = try store.insert("projects", values: [.text("One")])
-            let two = try store.insert("projects", values: [.text("Two")])
-            _ = try store.insert("memberships", values: [.text("ann"), .integer(one)])
-            _ = try store.insert("memberships", values: [.text("ann"), .integer(two)])
-            _ = try store.insert("tasks", values: [.text("a"), .integer(one)])
-        }
-        _ = try await admin.sync()
-        _ = try await ann.sync()
+        let (admin, ann) = try await Self.twoProjects(annIn: [1, 2], taskInTwo: false)
         _ = try await ann.write { try $0.update("tasks", id: 1, ["projectID": .integer(2)]) }
         try await admin.write { try $0.delete("memberships", id: 2) }
         _ = try await admin.sync()
