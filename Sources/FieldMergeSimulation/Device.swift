@@ -2,6 +2,7 @@ import FieldMerge
 import FieldMergeSQLite
 import FieldMergeSync
 import FieldMergeProtocol
+import FieldMergeWorkload
 
 /// One simulated device: its own SQLite file, wall clock (possibly skewed), fault-injecting
 /// transport and sync client. A crash closes the store and opens the file again.
@@ -38,6 +39,18 @@ final class Device {
         self.transport = transport
         client = SyncClient(store: store, transport: transport, batchSize: Simulation.pageSize)
         await client.setApplyHook(crashSwitch.hook)
+    }
+
+    /// How far a new device's clock is off, in milliseconds: up to 2 s either way or, with
+    /// probability `rate` (a skewed clock, counted in `ledger`), an hour to a year either way.
+    static func skew(_ random: inout SplitMix64, rate: Double, ledger: FaultLedger) -> Int64 {
+        var skew = Int64(random.below(UInt64(4_001))) - 2_000
+        if rate > 0 && Double(random.next() >> 11) / Double(1 << 53) < rate {
+            let size = 3_600_000 + Int64(random.below(UInt64(365 * 86_400_000 - 3_600_000)))
+            skew = random.below(UInt64(2)) == 0 ? size : -size
+            ledger.injected(.skewedClock)
+        }
+        return skew
     }
 
     /// Sets the device's wall clock to the simulation's time plus its skew.
@@ -91,6 +104,18 @@ final class Device {
             }
         }
         throw SimulationError("device \(index) did not complete a sync in \(attempts) attempts: \(lastError)")
+    }
+
+    /// Runs `body` on the store with a copy of `generator` (a value its edits advance) and
+    /// gives back the advanced copy with what `body` returned.
+    func edit<Generator: Sendable, Result: Sendable>(
+        with generator: Generator, _ body: @escaping @Sendable (inout Generator, Store) throws -> Result
+    ) async throws -> (Generator, Result) {
+        try await client.withStore { store in
+            var generator = generator
+            let result = try body(&generator, store)
+            return (generator, result)
+        }
     }
 
     /// Whether the device has nothing to send, and the revision it holds.

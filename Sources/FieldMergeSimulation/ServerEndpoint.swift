@@ -31,17 +31,24 @@ public struct WireMetrics: Sendable, Equatable {
 /// crosses the wire, raw and gzip'd.
 public actor ServerEndpoint: SyncTransport {
     private var server: RevisionServer? {
-        didSet { route = server.map { ClientAsUser(server: SingleServerRoute($0)) } }
+        didSet { route = server.map { [identify] in ClientAsUser(server: SingleServerRoute($0), identify: identify) } }
     }
+    /// Who a request's client id is (nil: the client id itself is the user, without roles).
+    private let identify: (@Sendable (String?) -> SyncIdentity?)?
     /// The in-process server's route, its codec made once per server.
     private var route: ClientAsUser?
     private let remote: (any SyncTransport)?
-    private var reopen: (@Sendable () throws -> RevisionServer)?
+    private var reopen: (@Sendable () async throws -> RevisionServer)?
     public private(set) var metrics = WireMetrics()
 
-    /// A server in this process; `reopen` opens it again from its file (for a restart).
-    package init(server: sending RevisionServer, reopen: @escaping @Sendable () throws -> RevisionServer) {
-        route = ClientAsUser(server: SingleServerRoute(server))
+    /// A server in this process; `reopen` opens it again from its storage (for a restart).
+    /// `identify` names the user (and roles) of a request's client id.
+    package init(
+        server: sending RevisionServer, reopen: @escaping @Sendable () async throws -> RevisionServer,
+        identify: (@Sendable (String?) -> SyncIdentity?)? = nil
+    ) {
+        self.identify = identify
+        route = ClientAsUser(server: SingleServerRoute(server), identify: identify)
         self.server = server
         self.reopen = reopen
         remote = nil
@@ -50,6 +57,7 @@ public actor ServerEndpoint: SyncTransport {
     /// A remote server.
     init(remote: any SyncTransport, schema: Schema) {
         self.remote = remote
+        identify = nil
         server = nil
         route = nil
         reopen = nil
@@ -87,7 +95,7 @@ public actor ServerEndpoint: SyncTransport {
         guard let reopen, let old = server else { return }
         await old.close()
         server = nil
-        server = try reopen()
+        server = try await reopen()
     }
 
     /// Closes the server and opens its file with `open` from now on (a newer schema version:
@@ -109,13 +117,15 @@ public actor ServerEndpoint: SyncTransport {
 }
 
 /// The in-process server, each request sent under its client id as the user, as a token's
-/// subject would name it over HTTP.
+/// subject would name it over HTTP (or as `identify` names it).
 private struct ClientAsUser: SyncRoute {
     let server: SingleServerRoute
+    let identify: (@Sendable (String?) -> SyncIdentity?)?
 
     func destination(for identity: SyncIdentity?) async throws(ServerError) -> SyncDestination { server.destination }
 
     func handle(_ request: SyncRequest, identity: SyncIdentity?, at destination: SyncDestination) async throws(ServerError) -> SyncExchange.Handled {
-        try await server.handle(request, identity: identity ?? request.clientID.map { SyncIdentity(user: $0) }, at: destination)
+        let named = identify.map { $0(request.clientID) } ?? request.clientID.map { SyncIdentity(user: $0) }
+        return try await server.handle(request, identity: identity ?? named, at: destination)
     }
 }

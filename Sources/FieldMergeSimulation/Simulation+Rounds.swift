@@ -85,13 +85,7 @@ extension Simulation {
         for index in 0..<options.devices {
             let file = path("device-\(index).sqlite")
             try FileManager.default.copyItem(atPath: path("seed.snapshot"), toPath: file)
-            var skew = Int64(random.below(UInt64(4_001))) - 2_000
-            if chance(options.faults.skew) {
-                // Up to a year either way, at least an hour.
-                let size = 3_600_000 + Int64(random.below(UInt64(365 * 86_400_000 - 3_600_000)))
-                skew = random.below(UInt64(2)) == 0 ? size : -size
-                ledger.injected(.skewedClock)
-            }
+            let skew = Device.skew(&random, rate: options.faults.skew, ledger: ledger)
             let wall = ManualWallClock(milliseconds: UInt64(Int64(now) + skew))
             let store = try Store.openSnapshot(at: file, schema: schema, replica: ReplicaID(Device.firstReplica + UInt64(index)), wall: wall)
             let transport = FaultyTransport(endpoint, rates: options.faults, seed: options.seed &+ UInt64(index) &* 0x9E37_79B9, ledger: ledger)
@@ -133,12 +127,7 @@ extension Simulation {
 
     /// `count` edits on `device` by its generator, recorded for the oracle.
     func edit(_ device: Device, count: Int) async throws {
-        let generator = generators[device.index]
-        let (next, edits) = try await device.client.withStore { store in
-            var generator = generator
-            let edits = try generator.edit(store, count: count)
-            return (generator, edits)
-        }
+        let (next, edits) = try await device.edit(with: generators[device.index]) { try $0.edit($1, count: count) }
         generators[device.index] = next
         oracle.record(edits)
     }

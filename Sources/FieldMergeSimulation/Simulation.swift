@@ -68,8 +68,7 @@ public final class Simulation {
         serverWall = ManualWallClock(milliseconds: now)
         seedData = SeedData(schema: LeagueSchema.schema, records: options.records, seed: options.seed, start: now)
         oracle = Oracle(seed: seedData)
-        let parent = options.parentFolder ?? NSTemporaryDirectory()
-        folder = (parent as NSString).appendingPathComponent("fieldmerge-simulate-\(options.seed)-\(UUID().uuidString.prefix(8))")
+        folder = Self.newFolder(in: options.parentFolder, name: "fieldmerge-simulate", seed: options.seed)
         report = SimulationReport(options: options)
         report.folder = folder
     }
@@ -112,4 +111,9 @@ public final class Simulation {
     }
 
     func path(_ name: String) -> String { (folder as NSString).appendingPathComponent(name) }
+
+    /// A folder of its own for one run, in `parent` (the system's temporary folder if nil).
+    static func newFolder(in parent: String?, name: String, seed: UInt64) -> String {
+        ((parent ?? NSTemporaryDirectory()) as NSString).appendingPathComponent("\(name)-\(seed)-\(UUID().uuidString.prefix(8))")
+    }
 }

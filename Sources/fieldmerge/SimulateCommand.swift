@@ -18,8 +18,8 @@ struct SimulateCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(help: "Devices.") var devices = 50
-    @Option(help: "Records seeded before the first round.") var records = 100_000
+    @Option(help: "Devices (default 50; with --scopes 12).") var devices: Int?
+    @Option(help: "Records seeded before the first round (default 100,000; with --scopes: tasks, default 200).") var records: Int?
     @Option(help: "Rounds of offline edits and syncs.") var rounds = 10
     @Option(help: "The seed of every random choice.") var seed: UInt64 = 1
     @Option(help: "Edits per device that goes offline in a round.") var edits = 20
@@ -43,10 +43,19 @@ struct SimulateCommand: AsyncParsableCommand {
     var plainSQLEvery = 3
     @Flag(help: "A third of the way through, move the server and every device to schema version 2 (their files migrate).")
     var upgrade = false
+    @Flag(help: "Scoped sync: a team app whose users see only their projects, while an admin changes who sees what (Specs/simulation.md, Scopes).")
+    var scopes = false
+    @Option(help: "With --scopes: users (u0 is an admin; default half the devices, 2 to 6).") var users: Int?
+    @Option(help: "With --scopes: projects.") var projects = 8
+    @Flag(inversion: .prefixedNo, help: "With --scopes: users' devices move tasks between their projects.") var usersMove = true
+    @Flag(inversion: .prefixedNo, help: "With --scopes: half the writes sent outside the scope on purpose name an older revision.")
+    var staleProbes = true
 
     func run() async throws {
+        if scopes { return try await runScoped() }
+        if users != nil { throw ValidationError("--users needs --scopes") }
         var options = SimulationOptions()
-        (options.devices, options.records, options.rounds, options.seed) = (devices, records, rounds, seed)
+        (options.devices, options.records, options.rounds, options.seed) = (devices ?? 50, records ?? 100_000, rounds, seed)
         options.editsPerDevice = edits
         options.keepFolder = keep
         options.bootstrap = !noBootstrap
@@ -64,6 +73,25 @@ struct SimulateCommand: AsyncParsableCommand {
         let remote: (any SyncTransport)? = remotes.count > 1 ? AlternatingTransport(remotes) : remotes.first
         let simulation = try Simulation(options: options, remote: remote, progress: ProgressLine.make())
         let report = try await simulation.run()
+        ProgressLine.finish()
+        print(report.rendered())
+        if !report.passed { throw ExitCode(1) }
+    }
+}
+
+extension SimulateCommand {
+    /// `--scopes`: the team app on an in-process server with scopes (ScopedSimulation).
+    func runScoped() async throws {
+        guard server.isEmpty, !upgrade else { throw ValidationError("--scopes runs its own server in this process (no --server, no --upgrade)") }
+        var options = ScopedSimulationOptions()
+        (options.devices, options.tasks, options.rounds, options.seed) = (devices ?? 12, records ?? 200, rounds, seed)
+        (options.users, options.projects, options.editsPerDevice, options.keepFolder) = (users, projects, edits, keep)
+        (options.usersMove, options.staleProbes) = (usersMove, staleProbes)
+        if rateSpec != nil && !faults { throw ValidationError("a rate spec needs --faults") }
+        if faults { options.faults = try FaultRates(spec: rateSpec ?? "") }
+        guard let mode = RevisionServer.Mode(rawValue: mode) else { throw ValidationError("--mode: strict or merge") }
+        options.mode = mode
+        let report = try await ScopedSimulation(options: options, progress: ProgressLine.make()).run()
         ProgressLine.finish()
         print(report.rendered())
         if !report.passed { throw ExitCode(1) }
