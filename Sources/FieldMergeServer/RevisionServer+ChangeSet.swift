@@ -255,6 +255,11 @@ extension RevisionServer {
         let id = attempt.resolve(entity.name, wire.id)
         attempt.touched.append((entity.name, id))
         guard var row = try await storage.row(entity, id: id) else { throw ServerRefusal.conflict(touched: attempt.touched) }
+        // Outside the scope is refused whatever revision it names (a device that held it once).
+        let scope = scopePlan?.places[entity.position].scope
+        if let scope, try await !holds(row.root, scope: scope, identity: attempt.identity) {
+            throw outOfScope(entity.name, id, sentID: wire.id, .update, attempt)
+        }
         var incoming = row.record
         for index in wire.present {
             incoming.set(index, rewrite(wire.values[index], field: entity.entity.fields[index], attempt),
@@ -273,10 +278,7 @@ extension RevisionServer {
         }
         try authorize(entity.name, id, sentID: wire.id, .update, attempt)
         let oldRoot = row.root
-        if let scope = scopePlan?.places[entity.position].scope {
-            guard try await holds(row.root, scope: scope, identity: attempt.identity) else {
-                throw outOfScope(entity.name, id, sentID: wire.id, .update, attempt)
-            }
+        if scope != nil {
             let (root, resolved) = try await root(of: entity, id: id, values: incoming.values)
             row.root = root
             if !resolved { attempt.unrooted.append((entity.position, id)) }

@@ -17,14 +17,17 @@ extension RevisionServer {
             if attempt.deletedHere.contains(key) { return }
             throw ServerRefusal.conflict(touched: attempt.touched)
         }
+        // Outside the scope is refused whatever revision it names (a device that held it once).
+        if sentRevision != nil, let scope = scopePlan?.places[entity.position].scope,
+            try await !holds(row.root, scope: scope, identity: attempt.identity)
+        {
+            throw outOfScope(entity.name, id, sentID: id, .delete, attempt)
+        }
         guard sentRevision == nil || sentRevision == row.revision || sentRevision == attempt.revisionBefore[key] else {
             throw ServerRefusal.conflict(touched: attempt.touched)
         }
         if sentRevision != nil {
             try authorize(entity.name, id, sentID: id, .delete, attempt)
-            if let scope = scopePlan?.places[entity.position].scope, try await !holds(row.root, scope: scope, identity: attempt.identity) {
-                throw outOfScope(entity.name, id, sentID: id, .delete, attempt)
-            }
             attempt.sentDelete = (entity.name, id)
         }
         attempt.answer(entity.name) { _ in }  // the deleted entity is listed before what it cascades to

@@ -4,6 +4,7 @@ import FieldMergeSQLite
 import FieldMergeServer
 import FieldMergeServerSQLite
 import FieldMergeSync
+import FieldMergeTestSupport
 import Foundation
 import Testing
 
@@ -144,5 +145,28 @@ import Testing
             transport: InProcessTransport(server: server, identity: SyncIdentity(user: "root2", roles: ["admin"])))
         _ = try await other.sync()
         #expect(try await other.read { try $0.record("comments", id: 1)?.values[0] } == .text("edited"))
+    }
+
+    /// A task moves away from ann's project and is deleted there; ann's device then syncs as
+    /// an admin (every root gained): the task's departure is found although it is gone, and
+    /// her device drops it.
+    @Test func aTaskMovedAwayAndDeletedLeavesADeviceThatGainsEveryRoot() async throws {
+        let server = try RevisionServer(.memory, schema: TeamApp.schema, options: TeamApp.options())
+        var admin = ScopedDevice(TeamApp.admin)
+        try await admin.sync(server, sending: [Send.changeSet(
+            Send.create("projects", -1, [.text("One"), .null]), Send.create("projects", -2, [.text("Two"), .null]),
+            Send.create("memberships", -1, [.text("ann"), .integer(-1)]),
+            Send.create("tasks", -1, [.text("a"), .integer(-1)]))])
+        var ann = ScopedDevice(TeamApp.ann)
+        try await ann.sync(server)
+        #expect(ann.ids("tasks") == [1])
+        try await admin.sync(server, sending: [Send.changeSet(Send.update("tasks", 1, revision: 1, field: 1, .integer(2), width: 2))])
+        try await admin.sync(server, sending: [Send.changeSet(Send.delete("tasks", 1, revision: 2, width: 2))])
+        var promoted = ScopedDevice(SyncIdentity(user: "ann", roles: ["admin"]))
+        (promoted.maxRevision, promoted.scopes, promoted.records) = (ann.maxRevision, ann.scopes, ann.records)
+        try await promoted.sync(server)
+        #expect(promoted.ids("tasks").isEmpty)
+        #expect(promoted.ids("projects") == [1, 2])
+        #expect(promoted.scopes == ScopeHoldings(["project": .all]))
     }
 }

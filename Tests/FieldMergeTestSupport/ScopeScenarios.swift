@@ -167,16 +167,20 @@ public enum ScopeScenario: String, CaseIterable, Sendable, CustomTestStringConve
     static func writesOutside(_ server: RevisionServer) async throws {
         var ann = ScopedDevice(TeamApp.ann)
         try await ann.sync(server)
-        // Task 3 is in bob's project; ann names it with its real revision.
+        // Tasks 3 and 4 are in bob's project; ann names 3 with its real revision, then with an
+        // older one (as a device that held it once would), and deletes 4 on an older one:
+        // refused as outside her scope, whatever the revision.
         let answers = try await ann.sync(server, sending: [
             Send.changeSet(Send.update("tasks", 3, revision: 1, field: 0, .text("mine now"), width: 2)),
+            Send.changeSet(Send.update("tasks", 3, revision: 0, field: 0, .text("stale"), width: 2)),
+            Send.changeSet(Send.delete("tasks", 4, revision: 0, width: 2)),
             Send.changeSet(Send.create("tasks", -1, [.text("sneaked in"), .integer(2)])),
             Send.changeSet(Send.create("tasks", -2, [.text("fine"), .integer(1)])),
         ])
-        let sets = answers[0].changeSets.suffix(3)
-        #expect(sets.map(\.conflict) == [true, true, false])
-        #expect(sets.map { $0.refused.map(\.code) } == [["unauthorized"], ["unauthorized"], []])
-        #expect(sets.flatMap(\.entities).flatMap(\.records).allSatisfy { $0.id != 3 })
+        let sets = answers[0].changeSets.suffix(5)
+        #expect(sets.map(\.conflict) == [true, true, true, true, false])
+        #expect(sets.map { $0.refused.map(\.code) } == [["unauthorized"], ["unauthorized"], ["unauthorized"], ["unauthorized"], []])
+        #expect(sets.flatMap(\.entities).flatMap(\.records).allSatisfy { $0.id != 3 && $0.id != 4 })
         #expect(ann.received.isSubset(of: try await visible(to: TeamApp.ann, in: server)))
         var admin = ScopedDevice(TeamApp.admin)
         try await admin.sync(server)

@@ -96,8 +96,12 @@ extension RevisionServer {
         // Records of lost roots deleted since: the device may hold them still.
         leaving.formUnion(try await storage.changes(entity, roots: lost, after: revision, through: end).deleted.map(\.id))
         for id in try await storage.departures(entity, roots: held.intersection(.all), after: revision, through: end) where !sent.contains(id) {
-            let root = try await storage.row(entity, id: id)?.root
-            if !granted.contains(root) { leaving.insert(id) }
+            // Gone since (deleted under a root it moved to): the device must drop it too.
+            guard let row = try await storage.row(entity, id: id) else {
+                leaving.insert(id)
+                continue
+            }
+            if !granted.contains(row.root) { leaving.insert(id) }
         }
         changes.leave = leaving.subtracting(sent).sorted()
         return changes
