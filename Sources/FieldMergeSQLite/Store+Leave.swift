@@ -60,6 +60,9 @@ extension Store {
             try writeRow(table, StoredRow(record: ancestor, pending: FieldMask(), revision: row.revision, storedAncestor: nil))
             try clearPending(entity, id: id)
             journal { $0.updated[entity, default: []].append(id) }
+            // Not done with it: the server may list it too (its version is under a leaving
+            // record as well), and then it goes.
+            leaving.visited.remove("\(entity)#\(id)")
             return
         }
         for reference in table.referencedBy {

@@ -110,6 +110,23 @@ import Testing
         #expect(try await Self.ids(ann, "tasks") == [1])
     }
 
+    /// Ann moves a task, offline, between two projects that both leave: the server lists the
+    /// task too, and her device drops it (its move kept aside) instead of failing every sync.
+    @Test func aTaskMovedBetweenTwoProjectsThatBothLeaveGoes() async throws {
+        let (admin, ann) = try await Self.twoProjects(annIn: [1, 2], taskInTwo: false)
+        _ = try await ann.write { try $0.update("tasks", id: 1, ["projectID": .integer(2)]) }
+        try await admin.write { store in
+            try store.delete("memberships", id: 1)
+            try store.delete("memberships", id: 2)
+        }
+        _ = try await admin.sync()
+        _ = try await ann.sync()
+        #expect(try await Self.ids(ann, "projects").isEmpty)
+        #expect(try await Self.ids(ann, "tasks").isEmpty)
+        let aside = try await ann.read { try $0.unsyncedChanges() }
+        #expect(aside.map(\.id) == [1] && aside.first?.refusal?.code == "outOfScope")
+    }
+
     /// One offline session moves a task to another project and edits its child: the move
     /// takes the child along (a new revision), and the edit naming the child's revision from
     /// before is no conflict.
