@@ -8,10 +8,12 @@ extension ScopedSimulation {
     /// its user saw them; then the devices settle again. A change kept aside must be listed
     /// the same way by `unsyncedChanges()` and `keptAside()`, and a record that had been
     /// synced and is kept aside is gone from the device only if the server told it to leave
-    /// (else it went back to the server's version, Specs/store.md "Leaving a scope").
+    /// or deleted it (else it went back to the server's version, Specs/store.md "Leaving a
+    /// scope").
     func giveUp() async throws {
         var gaveUp = 0
         let leaves = await watch.leaves
+        let server = try await endpoint.teamState()
         for device in devices where stuck[device.index] == nil {
             let entries = try await device.client.withStore { store in
                 let unsynced = try store.unsyncedChanges().filter { $0.refusal != nil }
@@ -40,7 +42,9 @@ extension ScopedSimulation {
             if listedAside != keptAside {
                 violations.add("aside: \(name) lists \(listedAside.sorted()) as outOfScope but keeps \(keptAside.sorted()) aside")
             }
-            for entry in aside where entry.synced && !entry.held && leaves[device.index]?.contains(entry.key) != true {
+            for entry in aside where entry.synced && !entry.held && leaves[device.index]?.contains(entry.key) != true
+                && server.rows[entry.entity]?[entry.id] != nil
+            {
                 violations.add("aside: \(name) kept \(entry.key) aside and removed it, but the server never told it to leave it")
             }
             for entry in listed where entry.code != KeptAside.code && entry.code != "unauthorized" {

@@ -22,12 +22,11 @@ public struct ScopedSimulationOptions: Sendable {
     public var parentFolder: String?
     public var keepFolder = false
     /// Whether devices of users move tasks between the projects they hold (the admin always
-    /// moves some). Off, the run stays clear of client bugs this simulation found
-    /// (Specs/simulation.md, "Scopes").
+    /// moves some). Such moves met client bugs this simulation found (Specs/simulation.md,
+    /// "Scopes"); off, a run leaves them out.
     public var usersMove = true
     /// Whether half of the writes sent outside the scope on purpose name an older revision of
-    /// the record (as a device that held it once would). Off, they name its current one,
-    /// and the run stays clear of a server bug this simulation found.
+    /// the record (as a device that held it once would); off, they name its current one.
     public var staleProbes = true
     /// Whether the server is given the scope rules. Off, it sends everything to everyone:
     /// the oracle must report the leaks (a test of the oracle).
