@@ -32,6 +32,9 @@ final class Libdeflate: Sendable {
     private let gzipDecompress: Decompress
     private let freeDecompressor: FreeCoder
 
+    /// FLG.FHCRC of a gzip member's header: a CRC-16 of the header follows it.
+    static let headerCRCFlag: UInt8 = 0x02
+
     /// The library of this process, or nil when the system has none (or it lacks a function).
     static let shared: Libdeflate? = load()
 
@@ -107,7 +110,11 @@ final class Libdeflate: Sendable {
         var consumed = 0
         while consumed < bytes.count {
             // A member starts here; the input must continue as gzip (RFC 1952 2.2).
-            guard bytes.count - consumed >= 2, bytes[consumed] == 0x1F, bytes[consumed + 1] == 0x8B else { return nil }
+            guard bytes.count - consumed >= 4, bytes[consumed] == 0x1F, bytes[consumed + 1] == 0x8B else { return nil }
+            // libdeflate skips a header's CRC-16 (FHCRC, RFC 1952 2.3.1) without checking it;
+            // zlib checks it. No writer of sync bodies sets that flag, so such a member goes to
+            // zlib whole: a wrong header CRC is `gzipCorrupt` whatever the engine.
+            guard bytes[consumed + 3] & Self.headerCRCFlag == 0 else { return nil }
             var memberIn = 0
             var memberOut = 0
             var result: Int32 = 0

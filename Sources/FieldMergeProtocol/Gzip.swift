@@ -10,8 +10,9 @@ import Darwin
 ///
 /// Decompression is bounded: a stream that inflates beyond `limit` bytes is stopped as soon
 /// as it passes the limit (a 100 MB zip bomb costs the limit, not 100 MB), and a stream
-/// that is truncated, damaged (bad header, data or CRC-32/length trailer) or followed by
-/// anything but another gzip member is an error, never a partial result.
+/// that is truncated, damaged (bad header, header CRC-16 when the header has one, data or
+/// CRC-32/length trailer) or followed by anything but another gzip member is an error, never
+/// a partial result, and the same error whichever engine inflates it.
 public enum Gzip {
     /// The compression level used unless one is given: 1.
     ///

@@ -5,14 +5,27 @@ import FieldMergeSQLite
 /// The request in flight (Specs/store.md, "A request in flight"): sent again, byte for byte,
 /// until an answer to it is applied.
 extension SyncClient {
-    /// Sends the bytes of the request in flight. A request the server refused as a whole
-    /// changed nothing there, so it is forgotten: the next one is made from the store again.
+    /// Sends the bytes of the request in flight. A request the server read and refused as a
+    /// whole changed nothing there, so it is forgotten: the next one is made from the store
+    /// again. A refusal that says nothing of the request, because the server did not read
+    /// it (no valid token, no data set) or read bytes the client never sent (damaged on the
+    /// way), keeps it in flight: an earlier attempt whose answer was lost may have been
+    /// taken, and only these bytes, under their request id, get its answer replayed.
     func sendInFlight(_ wire: [UInt8]) async throws -> Exchange {
         do {
             return try await Self.exchange(wire: wire, codec: codec, transport: transport, gzip: gzip, probe: probe)
         } catch let refusal as SyncRequestRejected {
-            try store.clearInFlight()
-            throw refusal
+            switch InFlightRefusal(refusal) {
+            case .damagedOnTheWay:
+                throw TransportError(
+                    "the server could not read the request (\(refusal)), which the client encoded and still reads whole: "
+                        + "it was damaged on the way; kept in flight and sent again by the next sync")
+            case .notRead:
+                throw refusal
+            case .refused:
+                try store.clearInFlight()
+                throw refusal
+            }
         }
     }
 

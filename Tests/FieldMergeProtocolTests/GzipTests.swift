@@ -214,6 +214,64 @@ import Testing
         #expect(failures >= 500)
     }
 
+    /// The optional parts of a member's header (RFC 1952 2.3.1: FEXTRA, FNAME, FCOMMENT,
+    /// FHCRC) get one verdict whatever the engine: a member with a right header CRC-16, extra
+    /// field, name or comment inflates; a wrong header CRC, an extra field or a name running
+    /// past the end, or a reserved flag fails with the same error from both. libdeflate does
+    /// not check the header CRC; zlib does: a wrong one inflated with libdeflate alone
+    /// (found by the gzip fuzz target).
+    @Test func optionalHeaderParts_getOneVerdict() async throws {
+        let input = sample(3_000, seed: 21)
+        let plain = Gzip.compress(input, engine: .zlib)
+        let body = Array(plain.dropFirst(10))
+        func member(flags: UInt8, _ optional: [UInt8], headerCRC: ((UInt32) -> UInt32)? = nil) -> [UInt8] {
+            var header = Array(plain.prefix(10))
+            header[3] = flags
+            header += optional
+            if let headerCRC {
+                let crc = headerCRC(Self.crc32(header))
+                header += [UInt8(crc & 0xFF), UInt8(crc >> 8 & 0xFF)]
+            }
+            return header + body
+        }
+        func outcomes(_ bytes: [UInt8]) -> [String] {
+            Gzip.engines.map { engine in
+                do throws(WireError) {
+                    return try Gzip.decompress(bytes, limit: 1 << 20, engine: engine) == input ? "input" : "other bytes"
+                } catch {
+                    return "\(error.code)"
+                }
+            }
+        }
+        let extra: [UInt8] = [6, 0, 0x41, 0x42, 2, 0, 0x01, 0x02]  // XLEN 6: one subfield "AB" of 2 bytes
+        let cases: [(String, [UInt8], String)] = [
+            ("right header CRC", member(flags: 0x02, [], headerCRC: { $0 }), "input"),
+            ("wrong header CRC", member(flags: 0x02, [], headerCRC: { $0 ^ 0x0001 }), "gzipCorrupt"),
+            ("wrong header CRC after a name", member(flags: 0x0A, Array("a.json".utf8) + [0], headerCRC: { ~$0 }), "gzipCorrupt"),
+            ("extra field, name, comment, CRC", member(flags: 0x1E, extra + Array("n".utf8) + [0] + Array("c".utf8) + [0], headerCRC: { $0 }), "input"),
+            ("extra field", member(flags: 0x04, extra), "input"),
+            ("reserved flag", member(flags: 0x20, []), "gzipCorrupt"),
+            ("extra field longer than the stream", Array(plain.prefix(10)).enumerated().map { $0.offset == 3 ? 0x04 : $0.element } + [0xFF, 0xFF, 1, 2], "gzipTruncated"),
+            ("name without its end", Array(plain.prefix(10)).enumerated().map { $0.offset == 3 ? 0x08 : $0.element } + Array("name".utf8), "gzipTruncated"),
+        ]
+        for (name, stream, expected) in cases {
+            let seen = outcomes(stream)
+            #expect(Set(seen) == [expected], "\(name): \(seen)")
+            let followed = outcomes(stream + plain)
+            #expect(Set(followed).count == 1, "\(name), then another member: \(followed)")
+        }
+    }
+
+    /// CRC-32 (RFC 1952 8), bit by bit.
+    private static func crc32(_ bytes: [UInt8]) -> UInt32 {
+        var crc: UInt32 = 0xFFFF_FFFF
+        for byte in bytes {
+            crc ^= UInt32(byte)
+            for _ in 0..<8 { crc = crc & 1 == 1 ? (crc >> 1) ^ 0xEDB8_8320 : crc >> 1 }
+        }
+        return ~crc
+    }
+
     /// On Linux the CI machine has libdeflate (`.ci/run` installs `libdeflate0`): the tests
     /// above must run with it there, not quietly with zlib alone.
     @Test func libdeflate_isUsedWhereTheSystemHasIt() async throws {
