@@ -86,11 +86,7 @@ import Testing
         let schema = try httpTestSchema()
         let tenants = TenantDirectory.sqliteFiles(in: folder, schema: schema, limits: .init(maxOpen: 1, idleTime: nil))
         let verifier = try await TestTokens.verifier()
-        try await withHTTPServer(making: { logger, onListening in
-            SyncHTTPServer(
-                tenants: tenants, schema: schema, configuration: .init(port: 0), logger: logger,
-                middleware: { $0.add(middleware: BearerAuthenticator(verifier: verifier)) }, onListening: onListening)
-        }) { running in
+        try await withTenantServer(tenants, schema: schema, verifier: verifier) { running in
             let held = try await tenants.lease("acme")
             let refused = try await send(running.port, "eve", tenant: "globex", TokenTenantTests.createList("Lab", client: "e", request: "1"))
             #expect(refused.status == 503)
