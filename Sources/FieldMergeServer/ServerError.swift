@@ -18,6 +18,10 @@ public struct ServerError: Error, Sendable, CustomStringConvertible {
         case corrupt
         /// The storage failed (busy, full, unreachable); ``cause`` has its error. HTTP 500.
         case storage
+        /// The server cannot take the request now, though nothing is wrong with it or the
+        /// storage: every data set it may keep open is in use by other requests
+        /// (``TenantDirectory/Limits/maxOpen``). HTTP 503, retryable.
+        case unavailable
     }
 
     public var code: Code
@@ -46,12 +50,14 @@ public struct ServerError: Error, Sendable, CustomStringConvertible {
 
     /// The status every transport answers this error with (Specs/http.md §9): 400 for a
     /// request refused as it stands, 403 for one that reaches no data set, 500 when the
-    /// storage failed or cannot be read (retryable: the request was fine).
+    /// storage failed or cannot be read, 503 when the server is busy (both retryable: the
+    /// request was fine).
     public var status: Int {
         switch code {
         case .badRequest, .unsupportedProtocolVersion: 400
         case .forbidden: 403
         case .storage, .corrupt, .schemaMismatch: 500
+        case .unavailable: 503
         }
     }
 

@@ -86,6 +86,15 @@ public protocol ServerStorage: AnyObject {
     nonisolated(nonsending) func reply(client: String, request: String) async throws -> [UInt8]?
     /// Keeps `response` as `client`'s answer to `request`, replacing its previous one.
     nonisolated(nonsending) func storeReply(client: String, request: String, response: [UInt8]) async throws
+
+    /// Releases what the storage holds open (connections, files); later calls fail. Called
+    /// once no request is in flight (``RevisionServer/close()``). By default nothing: a
+    /// storage without resources of its own, or one whose pool outlives it.
+    nonisolated(nonsending) func close() async
+}
+
+extension ServerStorage {
+    public nonisolated(nonsending) func close() async {}
 }
 
 /// The server's revision and the last value of its clock.

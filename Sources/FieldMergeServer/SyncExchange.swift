@@ -5,10 +5,14 @@ import FieldMergeProtocol
 public struct SyncDestination: Sendable {
     public var server: RevisionServer
     public var codec: WireCodec
+    /// The hold on a tenant's server (``TenantDirectory``), released by the exchange once
+    /// the request is answered or refused; nil for a server that is not leased.
+    public var lease: TenantDirectory.Lease?
 
-    public init(server: RevisionServer, codec: WireCodec) {
+    public init(server: RevisionServer, codec: WireCodec, lease: TenantDirectory.Lease? = nil) {
         self.server = server
         self.codec = codec
+        self.lease = lease
     }
 }
 
@@ -108,10 +112,24 @@ public struct SyncExchange: Sendable {
     public func run(
         _ body: [UInt8], gzip: Bool, answerGzip: Bool, identity: SyncIdentity?, route: some SyncRoute
     ) async -> Reply {
+        let destination: SyncDestination
+        do {
+            destination = try await route.destination(for: identity)
+        } catch {
+            return Self.failure(error.status, error.body)
+        }
+        let reply = await run(body, gzip: gzip, answerGzip: answerGzip, identity: identity, route: route, at: destination)
+        await destination.lease?.release()
+        return reply
+    }
+
+    /// The exchange once the request's destination is found (and held, for a tenant).
+    private func run(
+        _ body: [UInt8], gzip: Bool, answerGzip: Bool, identity: SyncIdentity?, route: some SyncRoute, at destination: SyncDestination
+    ) async -> Reply {
         var requestBytes = 0
         var request: SyncRequest?
         do {
-            let destination = try await route.destination(for: identity)
             let codec = destination.codec
             let decoded = try probe.measure(.serverDecode) { () throws(WireError) in
                 let json = gzip ? try Gzip.decompress(body, limit: inflateLimit) : body

@@ -26,37 +26,40 @@ final class RevisionServerHost: Sendable {
         self.source = source
     }
 
-    /// The server the request of `identity` reaches: the one server, or its tenant's.
+    /// The server the request of `identity` reaches, and the codec that reads it, found
+    /// once per request: `codec` for one server; otherwise the tenant's server, held for the
+    /// request (``SyncDestination/lease``, released by the exchange), and its codec, made
+    /// once, so that each tenant answers the older schema versions its own file kept. A
+    /// tenant without a data set is not created here: the request goes to the directory's
+    /// empty server with `codec`, and ``handle(_:identity:at:)`` creates the data set only
+    /// for a request that writes.
     ///
-    /// - Throws: ``ServerError/Code/forbidden`` when a multi-tenant endpoint gets a request
-    ///   whose identity names no tenant.
-    func server(for identity: SyncIdentity?) async throws(ServerError) -> RevisionServer {
+    /// - Throws: ``ServerError/Code/forbidden`` when the identity names no tenant or no valid
+    ///   tenant name; ``ServerError/Code/unavailable`` when every open tenant is in use.
+    func destination(for identity: SyncIdentity?, limits: WireLimits, default codec: WireCodec) async throws(ServerError) -> SyncDestination {
+        let directory: TenantDirectory
         switch source {
-        case .single(let server):
-            return server
-        case .tenants(let directory):
-            guard let tenant = identity?.tenant else {
-                throw ServerError(.forbidden, "the request's identity names no tenant")
-            }
-            return try await directory.server(for: tenant)
+        case .single(let server): return SyncDestination(server: server, codec: codec)
+        case .tenants(let tenants): directory = tenants
         }
+        guard let tenant = identity?.tenant else {
+            throw ServerError(.forbidden, "the request's identity names no tenant")
+        }
+        let lease = try await directory.lease(tenant, .existing)
+        guard lease.exists else { return SyncDestination(server: lease.server, codec: codec, lease: lease) }
+        let made = tenantCodecs.withLock { codecs in
+            if let made = codecs[tenant] { return made }
+            // Bounded: a process that served many tenants starts the cache again.
+            if codecs.count >= Self.codecCacheLimit { codecs.removeAll() }
+            let made = lease.server.wireCodec(limits: limits)
+            codecs[tenant] = made
+            return made
+        }
+        return SyncDestination(server: lease.server, codec: made, lease: lease)
     }
 
-    /// The server the request of `identity` reaches, and the codec that reads it, found
-    /// once per request: `codec` for one server (made by its server) or an identity that
-    /// names no tenant (refused, ``ServerError/Code/forbidden``); otherwise the tenant's
-    /// server and its codec, made once, so that each tenant answers the older schema
-    /// versions its own file kept.
-    ///
-    /// - Throws: ``ServerError/Code/forbidden`` for a name that is no valid tenant name.
-    func destination(for identity: SyncIdentity?, limits: WireLimits, default codec: WireCodec) async throws(ServerError) -> SyncDestination {
-        let server = try await server(for: identity)
-        guard case .tenants = source, let tenant = identity?.tenant else { return SyncDestination(server: server, codec: codec) }
-        if let made = tenantCodecs.withLock({ $0[tenant] }) { return SyncDestination(server: server, codec: made) }
-        let made = server.wireCodec(limits: limits)
-        tenantCodecs.withLock { $0[tenant] = made }
-        return SyncDestination(server: server, codec: made)
-    }
+    /// The most tenants' codecs kept at once.
+    static let codecCacheLimit = 1_024
 
     /// Reads the server's revision into what `GET /health` shows (one server only).
     func refresh() async {
@@ -71,11 +74,28 @@ final class RevisionServerHost: Sendable {
         return false
     }
 
-    /// Answers one decoded request on `server`, the one ``destination(for:limits:default:)``
-    /// found for it (one storage transaction).
+    /// Answers one decoded request at `destination`, the one
+    /// ``destination(for:limits:default:)`` found for it (one storage transaction). A
+    /// request that writes for a tenant without a data set creates it (and holds it while
+    /// it is answered).
     ///
     /// - Throws: ``ServerError``; the server has then changed nothing.
-    func handle(_ request: SyncRequest, identity: SyncIdentity?, on server: RevisionServer) async throws(ServerError) -> SyncExchange.Handled {
+    func handle(_ request: SyncRequest, identity: SyncIdentity?, at destination: SyncDestination) async throws(ServerError) -> SyncExchange.Handled {
+        guard let absent = destination.lease, !absent.exists, !request.changeSets.isEmpty, case .tenants(let directory) = source else {
+            return try await handle(request, identity: identity, on: destination.server)
+        }
+        let created = try await directory.lease(absent.tenant, .create)
+        do {
+            let handled = try await handle(request, identity: identity, on: created.server)
+            await created.release()
+            return handled
+        } catch {
+            await created.release()
+            throw error
+        }
+    }
+
+    private func handle(_ request: SyncRequest, identity: SyncIdentity?, on server: RevisionServer) async throws(ServerError) -> SyncExchange.Handled {
         let (response, before, after) = try await server.handleReporting(request, identity: identity)
         if isSingle { published.withLock { $0 = max($0, after) } }
         return SyncExchange.Handled(response: response, revisionBefore: before, revisionAfter: after)

@@ -121,6 +121,6 @@ struct HostRoute: SyncRoute {
     }
 
     func handle(_ request: SyncRequest, identity: SyncIdentity?, at destination: SyncDestination) async throws(ServerError) -> SyncExchange.Handled {
-        try await host.handle(request, identity: identity, on: destination.server)
+        try await host.handle(request, identity: identity, at: destination)
     }
 }

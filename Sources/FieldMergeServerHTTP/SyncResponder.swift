@@ -38,9 +38,19 @@ struct SyncResponder: Sendable {
         }
     }
 
-    /// `{"status":"ok","maxRevision":N}` (`{"status":"ok"}` for a multi-tenant endpoint).
+    /// `{"status":"ok","maxRevision":N}`; for a multi-tenant endpoint the tenants' servers
+    /// instead: `{"status":"ok","tenants":{"open":N,"inUse":N,"maxOpen":N}}` (`maxOpen`
+    /// only when bounded). Read without waiting for a sync or the tenant directory.
     func health(head: Bool) -> Response {
-        let json = Array((host.isSingle ? "{\"status\":\"ok\",\"maxRevision\":\(host.maxRevision)}" : "{\"status\":\"ok\"}").utf8)
+        let text: String
+        switch host.source {
+        case .single: text = "{\"status\":\"ok\",\"maxRevision\":\(host.maxRevision)}"
+        case .tenants(let directory):
+            let now = directory.statistics
+            let bound = directory.limits.maxOpen == .max ? "" : ",\"maxOpen\":\(directory.limits.maxOpen)"
+            text = "{\"status\":\"ok\",\"tenants\":{\"open\":\(now.open),\"inUse\":\(now.inUse)\(bound)}}"
+        }
+        let json = Array(text.utf8)
         var response = Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: json)))
         if head { response = response.createHeadResponse() }
         return response

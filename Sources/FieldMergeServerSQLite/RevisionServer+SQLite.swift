@@ -36,10 +36,4 @@ extension RevisionServer {
         guard let sqlite = unsafeStorage as? SQLiteServerStorage else { preconditionFailure("the server's storage is not SQLite") }
         return sqlite.database
     }
-
-    /// Closes the storage's SQLite connection (a simulated crash or restart); the server
-    /// answers nothing after it.
-    package func close() {
-        (unsafeStorage as? SQLiteServerStorage)?.database.close()
-    }
 }

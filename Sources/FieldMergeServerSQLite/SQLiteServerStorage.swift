@@ -40,6 +40,14 @@ public final class SQLiteServerStorage: ServerStorage {
 
     public nonisolated(nonsending) func open(schema: Schema) async throws { try prepare(schema: schema) }
 
+    /// Closes the connection (its cached statements are finalized) and then the
+    /// checkpointer's, the file's last: SQLite then moves the write-ahead log into the file
+    /// and removes it and the shared-memory file. Idempotent.
+    public nonisolated(nonsending) func close() async {
+        database.close()
+        await checkpointer?.close()
+    }
+
     /// Creates the tables on a new file, or checks that an existing one was made for `schema`.
     func prepare(schema: Schema) throws(ServerError) {
         tables = schema.entities.map(SQLiteServerTable.init)

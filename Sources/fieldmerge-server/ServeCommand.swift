@@ -26,7 +26,8 @@ struct ServeCommand: AsyncParsableCommand {
             one transaction). A SQLite file made with an older version of the schema migrates \
             (Specs/schema.md). With --jwt-secret-file, --jwt-secret-env or --jwks every sync \
             needs a bearer token (JWT); --policy limits which roles may write which entities \
-            (Specs/http.md, "Authentication and permissions"). Exit codes: 2 for a bad schema, \
+            (Specs/http.md, "Authentication and permissions"). --tenants DIR instead of --db serves \
+            one SQLite file per tenant, the tenant taken from each token (Specs/http.md, "Tenants"). Exit codes: 2 for a bad schema, \
             policy or key file, 1 when the database cannot be opened or the address cannot be bound.
             """
     )
@@ -69,9 +70,15 @@ struct ServeCommand: AsyncParsableCommand {
     @OptionGroup(title: "Authentication and permissions")
     var auth: ServeAuthOptions
 
+    @OptionGroup(title: "Tenants")
+    var tenantOptions: ServeTenantOptions
+
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be within 0...65535") }
-        guard (db == nil) != (postgres == nil) else { throw ValidationError("give either --db FILE or --postgres URL") }
+        try tenantOptions.validate(db: db, postgres: postgres, seedRecords: seedRecords, auth: auth)
+        guard tenantOptions.tenants != nil || (db == nil) != (postgres == nil) else {
+            throw ValidationError("give either --db FILE, --postgres URL or --tenants DIR")
+        }
         if postgres == nil, postgresSchema != nil { throw ValidationError("--postgres-schema needs --postgres") }
         if postgres != nil, durable { throw ValidationError("--durable is for SQLite; PostgreSQL's durability is its own settings'") }
         if let postgres {
@@ -91,6 +98,9 @@ struct ServeCommand: AsyncParsableCommand {
         options.readable = policy?.readFilter
         options.scopes = policy?.scopes
         let verifier = try await auth.loadVerifier(customClaims: policy?.scopes?.claims ?? [])
+        if let folder = tenantOptions.tenants {
+            return try await serveTenants(in: folder, schema: schema, options: options, verifier: verifier)
+        }
         let (server, connector, location) = try await openServer(schema: schema, options: options)
         for change in server.migrations {
             FileHandle.standardError.write(Data("fieldmerge serve: migrated \(location) to schema version \(schema.version): \(change)\n".utf8))
@@ -100,26 +110,37 @@ struct ServeCommand: AsyncParsableCommand {
             FileHandle.standardError.write(Data("fieldmerge serve: also answers clients on schema version \(versions), each in its own schema\n".utf8))
         }
         if seedRecords > 0 { try await seed(server, schema: schema, location: location) }
-        let listening = Mutex(false)
+        let listening = ListeningFlag()
         let mode = mode
         let http = SyncHTTPServer(
             server: server, configuration: .init(host: host, port: port),
             middleware: { router in
                 if let verifier { router.add(middleware: BearerAuthenticator(verifier: verifier)) }
             },
-            onListening: { host, port in
-            listening.withLock { $0 = true }
-            // Written unbuffered: a script waiting for this line sees it at once.
-            let line = "fieldmerge serve: listening on http://\(host):\(port)/sync (database \(location), \(mode.rawValue) mode)\n"
-            FileHandle.standardOutput.write(Data(line.utf8))
-        })
+            onListening: Self.announce(listening, serving: "database \(location)", mode: mode))
         if verifier == nil { http.logger.notice("no authentication: any client may sync (see --jwt-secret-file, --jwt-secret-env, --jwks)") }
+        try await serve(http, listening: listening) { await connector?.shutdown() }
+    }
+
+    /// Prints the line saying where the server listens, once it does.
+    static func announce(_ listening: ListeningFlag, serving: String, mode: Mode) -> @Sendable (String, Int) async -> Void {
+        { host, port in
+            listening.set()
+            // Written unbuffered: a script waiting for this line sees it at once.
+            let line = "fieldmerge serve: listening on http://\(host):\(port)/sync (\(serving), \(mode.rawValue) mode)\n"
+            FileHandle.standardOutput.write(Data(line.utf8))
+        }
+    }
+
+    /// Serves until SIGINT or SIGTERM, then runs `finish`; exits with code 1 when the
+    /// address cannot be bound or serving fails.
+    func serve(_ http: SyncHTTPServer, listening: ListeningFlag, finish: () async -> Void) async throws {
         do {
             try await http.runUntilShutdownSignal()
-            await connector?.shutdown()
+            await finish()
         } catch {
-            await connector?.shutdown()
-            if listening.withLock({ $0 }) {
+            await finish()
+            if listening.isSet {
                 Self.fail("stopped on an error: \(error)")
             } else {
                 Self.fail("cannot listen on \(host):\(port): \(error)")
@@ -196,6 +217,13 @@ struct ServeCommand: AsyncParsableCommand {
     static func fail(_ message: String) {
         FileHandle.standardError.write(Data("fieldmerge serve: \(message)\n".utf8))
     }
+}
+
+/// Whether the server got as far as listening: a failure after it is no failure to bind.
+final class ListeningFlag: Sendable {
+    private let value = Mutex(false)
+    func set() { value.withLock { $0 = true } }
+    var isSet: Bool { value.withLock { $0 } }
 }
 
 /// The schema `fieldmerge serve` uses without `--schema`: the simulation's league

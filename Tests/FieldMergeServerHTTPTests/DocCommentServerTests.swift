@@ -29,8 +29,12 @@ struct MyTokenAuthenticator: RouterMiddleware {
     @Test func tenantDirectorySnippet_refusesAnInvalidTenantBeforeOpening() async throws {
         let schema = try httpTestSchema()
         // TenantDirectory.swift block begin
-        let tenants = TenantDirectory { tenant in
-            try RevisionServer(.file(path: "/var/lib/app/\(tenant).sqlite"), schema: schema)
+        let tenants = TenantDirectory(limits: .init(maxOpen: 64, idleTime: .seconds(60))) { tenant, access in
+            let path = "/var/lib/app/\(tenant).sqlite"
+            guard access == .create || FileManager.default.fileExists(atPath: path) else { return nil }
+            return try RevisionServer(.file(path: path), schema: schema)
+        } empty: {
+            try RevisionServer(.memory, schema: schema)
         }
         // TenantDirectory.swift block end
         await #expect(throws: ServerError.self) { _ = try await tenants.server(for: "../escape") }

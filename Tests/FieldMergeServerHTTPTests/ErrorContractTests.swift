@@ -73,7 +73,7 @@ import Testing
     @Test func theTable_isTheOneServerErrorAndWireErrorFollow() {
         let statuses: [ServerError.Code: Int] = [
             .badRequest: 400, .unsupportedProtocolVersion: 400, .forbidden: 403,
-            .schemaMismatch: 500, .corrupt: 500, .storage: 500,
+            .schemaMismatch: 500, .corrupt: 500, .storage: 500, .unavailable: 503,
         ]
         for (code, status) in statuses {
             let error = ServerError(code, "x")

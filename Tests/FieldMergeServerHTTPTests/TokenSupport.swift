@@ -1,3 +1,4 @@
+import FieldMerge
 import FieldMergeServer
 import FieldMergeServerAuth
 import FieldMergeServerHTTP
@@ -49,6 +50,18 @@ func withAuthenticatedServer<T>(
     try await withHTTPServer(making: { logger, onListening in
         SyncHTTPServer(
             server: server, configuration: .init(port: 0), logger: logger,
+            middleware: { $0.add(middleware: BearerAuthenticator(verifier: verifier)) }, onListening: onListening)
+    }, body)
+}
+
+/// Runs `body` against a live multi-tenant server over `tenants` that requires tokens
+/// `verifier` accepts (the token's `tenant` claim picks the data set).
+func withTenantServer<T>(
+    _ tenants: TenantDirectory, schema: Schema, verifier: TokenVerifier, _ body: (RunningServer) async throws -> T
+) async throws -> T {
+    try await withHTTPServer(making: { logger, onListening in
+        SyncHTTPServer(
+            tenants: tenants, schema: schema, configuration: .init(port: 0), logger: logger,
             middleware: { $0.add(middleware: BearerAuthenticator(verifier: verifier)) }, onListening: onListening)
     }, body)
 }

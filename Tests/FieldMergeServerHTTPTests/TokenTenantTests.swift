@@ -19,11 +19,7 @@ import Testing
         let schema = try httpTestSchema()
         let tenants = TenantDirectory { _ in try RevisionServer(.memory, schema: schema) }
         let verifier = try await TestTokens.verifier()
-        try await withHTTPServer(making: { logger, onListening in
-            SyncHTTPServer(
-                tenants: tenants, schema: schema, configuration: .init(port: 0), logger: logger,
-                middleware: { $0.add(middleware: BearerAuthenticator(verifier: verifier)) }, onListening: onListening)
-        }) { running in
+        try await withTenantServer(tenants, schema: schema, verifier: verifier) { running in
             let ann = try await TestTokens.token("ann", tenant: "acme")
             let created = try await RawHTTP.exchange(port: running.port, headers: bearer(ann), body: Self.createList("Home", client: "a", request: "1"))
             #expect(created.status == 200)

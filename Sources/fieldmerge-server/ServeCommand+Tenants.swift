@@ -1,0 +1,34 @@
+import ArgumentParser
+import FieldMerge
+import FieldMergeServer
+import FieldMergeServerAuth
+import FieldMergeServerHTTP
+import FieldMergeServerSQLite
+import FieldMergeSQLiteDriver
+import Foundation
+
+extension ServeCommand {
+    /// `--tenants DIR`: one SQLite file per tenant in `folder`, the tenant taken from each
+    /// verified token (validation made sure there is a verifier); every open file is closed
+    /// at the end.
+    func serveTenants(in folder: String, schema: Schema, options: RevisionServer.Options, verifier: TokenVerifier?) async throws {
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
+            Self.fail("--tenants \(folder): no such folder")
+            throw ExitCode(1)
+        }
+        guard let verifier else { throw ValidationError("--tenants needs token authentication") }
+        var database = Database.Options()
+        database.durableAcrossPowerLoss = durable
+        let limits = tenantOptions.limits
+        let tenants = TenantDirectory.sqliteFiles(in: folder, schema: schema, options: options, database: database, limits: limits)
+        let listening = ListeningFlag()
+        let idle = limits.idleTime.map { "\($0.components.seconds)" } ?? "-"
+        let http = SyncHTTPServer(
+            tenants: tenants, schema: schema, configuration: .init(host: host, port: port),
+            middleware: { $0.add(middleware: BearerAuthenticator(verifier: verifier)) },
+            onListening: Self.announce(
+                listening, serving: "tenants in \(folder), at most \(limits.maxOpen) open, idle \(idle) s", mode: mode))
+        try await serve(http, listening: listening) { await tenants.close() }
+    }
+}

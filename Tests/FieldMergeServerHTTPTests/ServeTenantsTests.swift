@@ -1,0 +1,104 @@
+import FieldMergeJSON
+import FieldMergeServer
+import FieldMergeServerAuth
+import FieldMergeServerHTTP
+import FieldMergeServerSQLite
+import Foundation
+import Testing
+
+/// Tenants over HTTP: `fieldmerge-server serve --tenants DIR` as a process, and the
+/// endpoint's answers when the directory is full.
+@Suite struct ServeTenantsTests {
+    static let secretVariable = "FM_TENANT_TEST_SECRET"
+
+    func send(_ port: Int, _ user: String, tenant: String?, _ body: [UInt8]) async throws -> RawHTTP.Response {
+        try await RawHTTP.exchange(port: port, headers: bearer(try await TestTokens.token(user, tenant: tenant)), body: body)
+    }
+
+    @Test func serveTenants_keepsEachTenantInAFileOfItsOwn() async throws {
+        let folder = try TenantDirectoryTests.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let schemaFile = folder + ".schema.json"
+        try Data(SchemaDocument.encode(try httpTestSchema()).rendered().utf8).write(to: URL(fileURLWithPath: schemaFile))
+        defer { try? FileManager.default.removeItem(atPath: schemaFile) }
+        let serve = try ServeProcess.start(
+            ["serve", "--port", "0", "--tenants", folder, "--schema", schemaFile, "--jwt-secret-env", Self.secretVariable,
+             "--tenants-max-open", "2", "--tenants-idle", "0.2"],
+            environment: [Self.secretVariable: String(decoding: TestTokens.secret, as: UTF8.self)])
+        guard let port = try await serve.port() else {
+            let errors = serve.errors
+            try await serve.stop(SIGKILL)
+            Issue.record("serve --tenants did not listen: \(errors)")
+            return
+        }
+        let created = try await send(port, "ann", tenant: "acme", TokenTenantTests.createList("Home", client: "a", request: "1"))
+        #expect(created.status == 200)
+        let acme = try await send(port, "bob", tenant: "acme", TenantTests.catchUp)
+        #expect(String(decoding: acme.body, as: UTF8.self).contains("Home"))
+        // A read for a tenant without a file: revision 0, and no file.
+        let globex = try await send(port, "eve", tenant: "globex", TenantTests.catchUp)
+        #expect(globex.status == 200)
+        #expect(try JSONValue.parse(Data(globex.body))["maxRevision"] == .integer(0))
+        #expect(!String(decoding: globex.body, as: UTF8.self).contains("Home"))
+        #expect(try TenantDirectoryTests.files(in: folder).filter { $0.hasSuffix(".sqlite") } == ["acme.sqlite"])
+        // Its first write creates it, apart from acme's.
+        let globexWrite = try await send(port, "eve", tenant: "globex", TokenTenantTests.createList("Lab", client: "e", request: "1"))
+        #expect(globexWrite.status == 200)
+        let acmeAgain = String(decoding: try await send(port, "bob", tenant: "acme", TenantTests.catchUp).body, as: UTF8.self)
+        #expect(acmeAgain.contains("Home") && !acmeAgain.contains("Lab"))
+
+        #expect(try await send(port, "zed", tenant: nil, TenantTests.catchUp).status == 403)
+        #expect(try await RawHTTP.exchange(port: port, body: TenantTests.catchUp).status == 401)
+        let health = try JSONValue.parse(Data(try await RawHTTP.exchange(port: port, method: "GET", path: "/health").body))
+        #expect(health["tenants"]?["maxOpen"] == .integer(2))
+        #expect(health["tenants"]?["inUse"] == .integer(0))
+        // Idle for 0.2 s, both files are closed.
+        var open: JSONValue?
+        for _ in 0..<100 where open != .integer(0) {
+            try await Task.sleep(for: .milliseconds(50))
+            open = try JSONValue.parse(Data(try await RawHTTP.exchange(port: port, method: "GET", path: "/health").body))["tenants"]?["open"]
+        }
+        #expect(open == .integer(0))
+        #expect(try await serve.stop() == 0)
+        #expect(try TenantDirectoryTests.files(in: folder) == ["acme.sqlite", "globex.sqlite"])
+    }
+
+    @Test func serveTenants_refusesWhatItCannotDo() async throws {
+        let folder = try TenantDirectoryTests.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let open = try await ServeProcess.run(["serve", "--port", "0", "--tenants", folder])
+        #expect(open.status == 64)
+        #expect(open.errors.contains("--tenants needs token authentication"), "\(open.errors)")
+        let postgres = try await ServeProcess.run(
+            ["serve", "--tenants", folder, "--postgres", "postgres://u:p@127.0.0.1:1/db", "--jwt-secret-env", Self.secretVariable])
+        #expect(postgres.status == 64)
+        #expect(postgres.errors.contains("a PostgreSQL schema per tenant is not supported"), "\(postgres.errors)")
+        let both = try await ServeProcess.run(["serve", "--tenants", folder, "--db", folder + "/x.sqlite", "--jwt-secret-env", Self.secretVariable])
+        #expect(both.status == 64)
+        #expect(try TenantDirectoryTests.files(in: folder).isEmpty)
+    }
+
+    /// Every open tenant held by a request: another tenant's request is answered 503
+    /// `unavailable` (retryable), and `GET /health` shows the directory full.
+    @Test func aFullDirectory_answers503() async throws {
+        let folder = try TenantDirectoryTests.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let schema = try httpTestSchema()
+        let tenants = TenantDirectory.sqliteFiles(in: folder, schema: schema, limits: .init(maxOpen: 1, idleTime: nil))
+        let verifier = try await TestTokens.verifier()
+        try await withTenantServer(tenants, schema: schema, verifier: verifier) { running in
+            let held = try await tenants.lease("acme")
+            let refused = try await send(running.port, "eve", tenant: "globex", TokenTenantTests.createList("Lab", client: "e", request: "1"))
+            #expect(refused.status == 503)
+            #expect(try JSONValue.parse(Data(refused.body))["error"] == .string("unavailable"))
+            let health = try JSONValue.parse(Data(try await RawHTTP.exchange(port: running.port, method: "GET", path: "/health").body))
+            #expect(health["tenants"] == .object(["open": .integer(1), "inUse": .integer(1), "maxOpen": .integer(1)]))
+            // The held tenant still answers its own requests.
+            #expect(try await send(running.port, "ann", tenant: "acme", TenantTests.catchUp).status == 200)
+            await held.release()
+            let accepted = try await send(running.port, "eve", tenant: "globex", TokenTenantTests.createList("Lab", client: "e", request: "1"))
+            #expect(accepted.status == 200)
+            #expect(await tenants.openTenants == ["globex"])
+        }
+    }
+}
