@@ -7,14 +7,21 @@ import FieldMergeSQLite
 extension SyncClient {
     /// Sends the bytes of the request in flight. A request the server refused as a whole
     /// changed nothing there, so it is forgotten: the next one is made from the store again.
-    func sendInFlight(_ wire: [UInt8]) async throws -> Exchange {
+    /// Except a retry (`isRetry`) refused as `idempotencyMismatch`: the server took a request
+    /// under this id, maybe this very one (its retry altered on the way), so forgetting it
+    /// could send its changes twice; it stays in flight, and every sync fails with that
+    /// error until a retry is answered (its stored reply pruned, the request is taken anew).
+    func sendInFlight(_ wire: [UInt8], isRetry: Bool = false) async throws -> Exchange {
         do {
             return try await Self.exchange(wire: wire, codec: codec, transport: transport, gzip: gzip, probe: probe)
         } catch let refusal as SyncRequestRejected {
-            try store.clearInFlight()
+            if !(isRetry && refusal.code == Self.idempotencyMismatch) { try store.clearInFlight() }
             throw refusal
         }
     }
+
+    /// The error code of a request id the server took before with other change sets.
+    static let idempotencyMismatch = "idempotencyMismatch"
 
     /// When the last request with change sets was never answered (a lost answer, a crash, a
     /// closed app), sends it again as it was and applies its answer: the server replays what
@@ -35,7 +42,7 @@ extension SyncClient {
             return try store.clearInFlight()  // unreadable: send anew from the store
         }
         guard !pending.isEmpty else { return try store.clearInFlight() }
-        let exchange = try await sendInFlight(inFlight.body)
+        let exchange = try await sendInFlight(inFlight.body, isRetry: true)
         var ahead: Prefetch?
         _ = try absorb(exchange, pending: pending, summary: &summary, refused: &refused, ahead: &ahead)
         ahead?.cancel()
