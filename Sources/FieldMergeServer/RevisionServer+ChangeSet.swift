@@ -10,7 +10,7 @@ extension RevisionServer {
         _ sent: ChangeSet, identity: SyncIdentity?, revision: inout Int64, idMap: inout [String: [Int64: Int64]],
         holding: inout [RootSet]?
     ) async throws -> ChangeSet {
-        let (changeSet, unstorable) = storable(sent)
+        let (changeSet, unstorable) = try storable(sent)
         guard changeSet.changesSomething else { return ChangeSet(entities: [], conflict: false, refused: unstorable) }
         var attempt = ChangeSetAttempt(revision: revision + 1, earlierIDs: idMap, identity: identity)
         let savedClock = clock

@@ -11,12 +11,14 @@ extension RevisionServer {
     /// holds U+0000 (PostgreSQL's text cannot) is left out and refused on its own (code
     /// ``unstorableCode``); a real -0.0 becomes 0.0 (SQLite does not keep the sign of zero).
     /// The other records of the change set stay.
-    func storable(_ changeSet: ChangeSet) -> (changeSet: ChangeSet, refused: [RefusedRecord]) {
+    ///
+    /// - Throws: ``ServerRefusal/unknownEntity(_:)`` for an entity the schema does not have,
+    ///   even in a change set that changes nothing (the request is then a bad request).
+    func storable(_ changeSet: ChangeSet) throws(ServerRefusal) -> (changeSet: ChangeSet, refused: [RefusedRecord]) {
         var kept = changeSet
         var refused: [RefusedRecord] = []
         for (position, changes) in changeSet.entities.enumerated() {
-            // An unknown entity is refused as a whole later, by the change set's apply.
-            guard let entity = positions[changes.entity].map({ entities[$0].entity }) else { continue }
+            let entity = try entity(changes.entity).entity
             var written = Set(changes.create)
             written.formUnion(changes.update)
             written.formUnion(changes.recreate)
