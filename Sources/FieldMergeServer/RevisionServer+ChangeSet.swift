@@ -3,11 +3,15 @@ import FieldMergeProtocol
 
 extension RevisionServer {
     /// Applies one change set in a savepoint at revision `revision + 1`, or answers it as a
-    /// conflict with the true state of every record it touched.
+    /// conflict with the true state of every record it touched. Records holding what no
+    /// storage can keep are refused first, on their own (``storable(_:)``); a change set left
+    /// with nothing to change takes no revision and is answered `conflict: false`, empty.
     func apply(
-        _ changeSet: ChangeSet, identity: SyncIdentity?, revision: inout Int64, idMap: inout [String: [Int64: Int64]],
+        _ sent: ChangeSet, identity: SyncIdentity?, revision: inout Int64, idMap: inout [String: [Int64: Int64]],
         holding: inout [RootSet]?
     ) async throws -> ChangeSet {
+        let (changeSet, unstorable) = try storable(sent)
+        guard changeSet.changesSomething else { return ChangeSet(entities: [], conflict: false, refused: unstorable) }
         var attempt = ChangeSetAttempt(revision: revision + 1, earlierIDs: idMap, identity: identity)
         let savedClock = clock
         let outcome: ChangeSetOutcome
@@ -31,12 +35,13 @@ extension RevisionServer {
             let added = attempt.newIDs
             attempt = ChangeSetAttempt(revision: attempt.revision, earlierIDs: [:], identity: identity)
             for (entity, ids) in added { idMap[entity, default: [:]].merge(ids) { _, new in new } }
+            answer.refused = unstorable + answer.refused
             return answer
         case .conflict(let touched, let refused):
             clock = savedClock
             var answer = try await truth(for: changeSet, touched: touched, idMap: idMap)
             if let holding { answer = try await withinScope(answer, holding: holding) }
-            answer.refused = refused
+            answer.refused = unstorable + refused
             return answer
         }
     }

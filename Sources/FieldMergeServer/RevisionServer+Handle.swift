@@ -38,7 +38,7 @@ extension RevisionServer {
         let version = codec.version(fingerprint: request.schemaFingerprint)
         var lifted = request
         if let version { lifted.changeSets = version.lift(request.changeSets) }
-        var response = try await answer(lifted, identity: identity)
+        var response = try await answer(lifted, sent: request.changeSets, identity: identity)
         if let readable = options.readable { response = Self.readableOnly(response, by: identity, readable) }
         return (version.map { $0.project(response) } ?? response, before, maxRevision)
     }
@@ -56,7 +56,9 @@ extension RevisionServer {
         return filtered
     }
 
-    private func answer(_ request: SyncRequest, identity: SyncIdentity?) async throws(ServerError) -> SyncResponse {
+    /// `sent`: the change sets as the client sent them (before an older schema version's were
+    /// lifted), whose digest is kept with the reply: the same across an upgrade of the server.
+    private func answer(_ request: SyncRequest, sent: [ChangeSet], identity: SyncIdentity?) async throws(ServerError) -> SyncResponse {
         if let version = request.protocolVersion, version != WireProtocol.version {
             throw ServerError(
                 .unsupportedProtocolVersion,
@@ -69,23 +71,35 @@ extension RevisionServer {
                     try await respond(request, identity: identity, replyKey: nil)
                 }
             }
+            try Self.validateReplyKey(request, identity: identity)
             // The stored reply belongs to the authenticated user's client, not to whatever
             // client id a peer sends. The user's length comes first so that no other pair of
             // user and client id ("ann/x" and "y", "ann" and "x/y") makes the same key.
-            let replyKey = request.clientID.map { client in identity.map { "\($0.user.utf8.count):\($0.user)/\(client)" } ?? client }
+            let owner = identity.map { "\($0.user.utf8.count):\($0.user)" } ?? ""
+            let replyKey = request.clientID.map { client in identity == nil ? client : "\(owner)/\(client)" }
             return try await storage.write { () async throws -> SyncResponse in
                 if let replyKey, let id = request.requestID, let stored = try await storage.reply(client: replyKey, request: id) {
-                    return try await replay(stored, of: request, identity: identity)
+                    if let digest = stored.digest, digest != RequestDigest(sent).value {
+                        throw ServerError(
+                            .idempotencyMismatch,
+                            "request \(id) of client \(request.clientID ?? "") was taken before with other change sets: "
+                                + "a retry must send the same changes; new changes need a new requestID")
+                    }
+                    return try await replay(stored.response, of: request, identity: identity)
                 }
-                return try await respond(request, identity: identity, replyKey: replyKey)
+                return try await respond(request, identity: identity, replyKey: replyKey, owner: owner, sent: sent)
             }
         } catch {
             throw Self.serverError(error)
         }
     }
 
-    /// The answer, inside the request's transaction.
-    private func respond(_ request: SyncRequest, identity: SyncIdentity?, replyKey: String?) async throws -> SyncResponse {
+    /// The answer, inside the request's transaction. A request that changed nothing (no
+    /// change sets, each refused, a conflict or empty) writes nothing: no state, no reply
+    /// (its retry is answered anew, the same way, since nothing moved for it).
+    private func respond(
+        _ request: SyncRequest, identity: SyncIdentity?, replyKey: String?, owner: String = "", sent: [ChangeSet] = []
+    ) async throws -> SyncResponse {
         let state = try await storage.state()
         clock = HybridClock(replica: replica, last: state.clock, maxDrift: options.maxDrift, wall: wall)
         var revision = state.maxRevision
@@ -108,7 +122,7 @@ extension RevisionServer {
         let response = SyncResponse(
             maxRevision: page.hasMore ? page.end : revision, changeSets: (page.changeSet.map { [$0] } ?? []) + answers,
             hasMore: page.hasMore, scopes: holding.flatMap(holdings))
-        if !request.changeSets.isEmpty {
+        if revision != state.maxRevision {
             try await probe.measure(.replyStorage) {
                 try await storage.saveState(ServerState(maxRevision: revision, clock: clock.last))
                 if let replyKey, let id = request.requestID {
@@ -117,12 +131,25 @@ extension RevisionServer {
                     let reply = StoredReply(
                         pageEnd: page.hasMore ? page.end : state.maxRevision,
                         answers: SyncResponse(maxRevision: response.maxRevision, changeSets: answers, hasMore: page.hasMore))
-                    try await storage.storeReply(client: replyKey, request: id, response: reply.encoded(replyCodec))
+                    try await keep(reply, key: replyKey, owner: owner, digest: RequestDigest(sent).value, id: id)
                 }
             }
         }
         maxRevision = revision
         return response
+    }
+
+    /// Stores `reply` with the digest of the request's change sets and the time, then prunes
+    /// the replies older than ``Options/replyRetention`` and `owner`'s beyond
+    /// ``Options/repliesPerUser``.
+    private func keep(_ reply: StoredReply, key: String, owner: String, digest: UInt64, id: String) async throws {
+        let now = Int64(clamping: wall.milliseconds())
+        try await storage.storeReply(ReplyToStore(
+            client: key, owner: owner, request: id, digest: digest, storedAt: now,
+            response: reply.encoded(replyCodec)))
+        try await storage.pruneReplies(ReplyPruning(
+            storedBefore: now &- Int64(clamping: options.replyRetention), owner: owner, keeping: options.repliesPerUser,
+            client: key))
     }
 
     /// The answer to a retry whose answer was lost: the catch-up part read again up to where

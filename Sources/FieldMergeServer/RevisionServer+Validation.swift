@@ -48,4 +48,16 @@ extension RevisionServer {
             }
         }
     }
+
+    /// Refuses a request whose reply key (the user, `clientID`, `requestID`) holds U+0000:
+    /// a storage keeps them as text, and PostgreSQL's text cannot hold it.
+    ///
+    /// - Throws: ``ServerError/Code/badRequest`` naming the member.
+    static func validateReplyKey(_ request: SyncRequest, identity: SyncIdentity?) throws(ServerError) {
+        for (name, text) in [("clientID", request.clientID), ("requestID", request.requestID), ("the sender's user", identity?.user)] {
+            if let text, text.utf8.contains(0) {
+                throw ServerError(.badRequest, "\(name) holds the character U+0000, which the server cannot store")
+            }
+        }
+    }
 }

@@ -57,6 +57,14 @@ public actor RevisionServer {
         /// Hears how long the server's phases take (``SyncPhase``: catch-up, apply, log,
         /// reply storage; the log only on SQLite); nil, the default, times nothing.
         public var probe: (any SyncProbe)?
+        /// How long a stored reply (the answer a retry after a lost answer gets again) is
+        /// kept, in milliseconds of the server's wall clock: 30 days by default. A retry
+        /// that comes later is taken as a new request.
+        public var replyRetention: UInt64 = 30 * 86_400_000
+        /// How many clients' stored replies each authenticated user keeps, the newest by time
+        /// stored: 100 by default (at least 1). Replies of requests no transport
+        /// authenticated go by age only.
+        public var repliesPerUser = 100
         public init() {}
     }
 

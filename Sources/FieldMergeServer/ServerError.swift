@@ -9,6 +9,10 @@ public struct ServerError: Error, Sendable, CustomStringConvertible {
         case badRequest
         /// The client speaks a protocol version this server does not: HTTP 400.
         case unsupportedProtocolVersion
+        /// The request reuses the `clientID` and `requestID` of an earlier request the server
+        /// took, with other change sets: HTTP 422. The earlier one's answer is not replayed and
+        /// nothing is applied (Specs/protocol.md §2).
+        case idempotencyMismatch
         /// The request names no data set the sender may reach (no tenant, or not a valid
         /// one): HTTP 403.
         case forbidden
@@ -48,14 +52,15 @@ public struct ServerError: Error, Sendable, CustomStringConvertible {
         return ServerError(.storage, "\(error)", cause: error)
     }
 
-    /// The status every transport answers this error with (Specs/http.md §9): 400 for a
-    /// request refused as it stands, 403 for one that reaches no data set, 500 when the
-    /// storage failed or cannot be read, 503 when the server is busy (both retryable: the
-    /// request was fine).
+    /// The status every transport answers this error with (Specs/http.md §1): 400 for a
+    /// request refused as it stands, 403 for one that reaches no data set, 422 for a request
+    /// id reused with another body, 500 when the storage failed or cannot be read, 503 when
+    /// the server is busy (both retryable: the request was fine).
     public var status: Int {
         switch code {
         case .badRequest, .unsupportedProtocolVersion: 400
         case .forbidden: 403
+        case .idempotencyMismatch: 422
         case .storage, .corrupt, .schemaMismatch: 500
         case .unavailable: 503
         }

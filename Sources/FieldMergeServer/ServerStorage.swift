@@ -82,10 +82,13 @@ public protocol ServerStorage: AnyObject {
     /// ones, and deleted ones with their tombstones.
     nonisolated(nonsending) func changes(_ entity: ServerEntity, after: Int64, through: Int64) async throws -> (alive: [ServerRow], deleted: [Deletion])
 
-    /// The stored answer to `client`'s last request, if `request` names it.
-    nonisolated(nonsending) func reply(client: String, request: String) async throws -> [UInt8]?
-    /// Keeps `response` as `client`'s answer to `request`, replacing its previous one.
-    nonisolated(nonsending) func storeReply(client: String, request: String, response: [UInt8]) async throws
+    /// The stored answer to `client`'s last request, with its request's digest, if `request` names it.
+    nonisolated(nonsending) func reply(client: String, request: String) async throws -> StoredReplyRow?
+    /// Keeps `reply` as its client's answer, replacing the client's previous one.
+    nonisolated(nonsending) func storeReply(_ reply: ReplyToStore) async throws
+    /// Removes the stored replies `pruning` names: older than its time, and those of its owner
+    /// beyond the newest it keeps. Bound parameters only.
+    nonisolated(nonsending) func pruneReplies(_ pruning: ReplyPruning) async throws
 
     /// Releases what the storage holds open (connections, files); later calls fail. Called
     /// once no request is in flight (``RevisionServer/close()``). By default nothing: a

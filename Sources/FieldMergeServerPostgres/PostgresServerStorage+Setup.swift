@@ -31,6 +31,7 @@ extension PostgresServerStorage {
                 Self.binds(schemaName, "__fm_server"), as: Int64.self)
             if found == 0 { try await createTables() }
             try await prepareScopeTables()
+            try await prepareReplies()
             try await checkSchema(schema)
             try await prepareEntityRoots()
         }
@@ -46,7 +47,8 @@ extension PostgresServerStorage {
                 + "\"revision\" BIGINT NOT NULL, PRIMARY KEY (\"entity\", \"id\"))",
             "CREATE INDEX \"__fm_log_revision\" ON \(named("__fm_log")) (\"revision\", \"entity\", \"id\")",
             "CREATE INDEX \"__fm_log_entity\" ON \(named("__fm_log")) (\"entity\", \"revision\", \"id\")",
-            "CREATE TABLE \(named("__fm_replies")) (\"client\" TEXT PRIMARY KEY, \"request\" TEXT NOT NULL, \"response\" BYTEA NOT NULL)",
+            "CREATE TABLE \(named("__fm_replies")) (\"client\" TEXT PRIMARY KEY, \"request\" TEXT NOT NULL, \"response\" BYTEA NOT NULL, "
+                + "\"owner\" TEXT NOT NULL DEFAULT '', \"stored\" BIGINT NOT NULL DEFAULT 0, \"digest\" BIGINT)",
             "CREATE TABLE \(named("__fm_schema")) (\"line\" BIGINT PRIMARY KEY, \"text\" TEXT NOT NULL)",
         ] + tables.map(\.createTable) + tables.flatMap(\.foreignKeys) + tables.flatMap(\.referenceIndexes) {
             try await run(statement)

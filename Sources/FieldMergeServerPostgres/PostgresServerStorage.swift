@@ -229,22 +229,6 @@ public final class PostgresServerStorage: ServerStorage {
         return next
     }
 
-    public nonisolated(nonsending) func reply(client: String, request: String) async throws -> [UInt8]? {
-        let bytes = try await scalar(
-            "SELECT \"response\" FROM \(named("__fm_replies")) WHERE \"client\" = $1 AND \"request\" = $2",
-            Self.binds(try Self.storable(client), try Self.storable(request)), as: ByteBuffer.self)
-        return bytes.map { Array($0.readableBytesView) }
-    }
-
-    public nonisolated(nonsending) func storeReply(client: String, request: String, response: [UInt8]) async throws {
-        var binds = Self.binds(try Self.storable(client), try Self.storable(request))
-        binds.append(ByteBuffer(bytes: response))
-        try await run(
-            "INSERT INTO \(named("__fm_replies")) (\"client\", \"request\", \"response\") VALUES ($1, $2, $3) "
-                + "ON CONFLICT (\"client\") DO UPDATE SET \"request\" = EXCLUDED.\"request\", \"response\" = EXCLUDED.\"response\"",
-            binds)
-    }
-
     func table(_ entity: ServerEntity) -> PostgresServerTable { tables[entity.position] }
 
     /// Bind parameters of plain values, in order.

@@ -9,9 +9,6 @@ import FieldMergeServer
 extension SQLiteServerStorage: ScopedServerStorage {
     /// Adds what files made before scopes lack; cheap when they have it.
     func prepareRoots(_ schema: Schema) throws(SQLiteError) {
-        func hasColumn(_ table: String, _ column: String) throws(SQLiteError) -> Bool {
-            try database.rows("SELECT 1 FROM pragma_table_info(?) WHERE name = ?", [.text(table), .text(column)]).count == 1
-        }
         for entity in schema.entities where try !hasColumn(entity.name, "__fm_root") {
             try database.execute("ALTER TABLE \(Database.quote(entity.name)) ADD COLUMN \"__fm_root\" INTEGER")
         }

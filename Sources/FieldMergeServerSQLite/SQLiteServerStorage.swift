@@ -10,7 +10,7 @@ import FieldMergeServer
 /// revision of the last change, the revision that created the record and the per-field
 /// revisions merge mode needs (`__fm_fields`, NULL while every field changed at the record's
 /// revision); `__fm_deleted` keeps tombstones, `__fm_log` the latest revision of every
-/// record, `__fm_replies` each client's last answer, `__fm_schema` the schema the file was
+/// record, `__fm_replies` each client's last answer (with its owner, time and request digest), `__fm_schema` the schema the file was
 /// made for. One connection, used by one server at a time: a file serves one process.
 public final class SQLiteServerStorage: ServerStorage {
     let database: Database
@@ -69,6 +69,7 @@ public final class SQLiteServerStorage: ServerStorage {
             // added at the end) and nothing needs: it goes.
             try database.execute("DROP INDEX IF EXISTS \"__fm_log_entity\"")
             try prepareRoots(schema)
+            try prepareReplies()
             // Deletes find children.
             for entity in schema.entities {
                 for index in entity.referenceIndexes { try database.execute(index) }
@@ -86,7 +87,8 @@ public final class SQLiteServerStorage: ServerStorage {
         CREATE TABLE "__fm_log" ("entity" TEXT NOT NULL, "id" INTEGER NOT NULL,
           "revision" INTEGER NOT NULL, PRIMARY KEY ("entity", "id")) WITHOUT ROWID;
         CREATE INDEX "__fm_log_revision" ON "__fm_log" ("revision", "entity", "id");
-        CREATE TABLE "__fm_replies" ("client" TEXT PRIMARY KEY, "request" TEXT NOT NULL, "response" BLOB NOT NULL);
+        CREATE TABLE "__fm_replies" ("client" TEXT PRIMARY KEY, "request" TEXT NOT NULL, "response" BLOB NOT NULL,
+          "owner" TEXT NOT NULL DEFAULT '', "stored" INTEGER NOT NULL DEFAULT 0, "digest" INTEGER);
 
         """
 
@@ -153,7 +155,7 @@ public final class SQLiteServerStorage: ServerStorage {
         }
     }
 
-    // MARK: State, ids, replies
+    // MARK: State, ids
 
     public nonisolated(nonsending) func state() async throws -> ServerState { try currentState() }
 
@@ -173,20 +175,5 @@ public final class SQLiteServerStorage: ServerStorage {
         }
         try database.run("INSERT OR REPLACE INTO \"__fm_ids\" VALUES (?, ?)", [.text(entity.name), .integer(next + 1)])
         return next
-    }
-
-    public nonisolated(nonsending) func reply(client: String, request: String) async throws -> [UInt8]? {
-        let statement = try database.statement("SELECT \"response\" FROM \"__fm_replies\" WHERE \"client\" = ? AND \"request\" = ?")
-        defer { statement.reset() }
-        try statement.bind(client, at: 1)
-        try statement.bind(request, at: 2)
-        guard try statement.step() else { return nil }
-        return statement.blob(0)
-    }
-
-    public nonisolated(nonsending) func storeReply(client: String, request: String, response: [UInt8]) async throws {
-        try database.run(
-            "INSERT OR REPLACE INTO \"__fm_replies\" (\"client\", \"request\", \"response\") VALUES (?, ?, ?)",
-            [.text(client), .text(request), .blob(response)])
     }
 }

@@ -16,6 +16,12 @@ enum InFlightRefusal: Equatable {
     /// The server did not read the request: no valid token (401), or a data set the sender
     /// may not reach (403). Nothing is known of an earlier attempt.
     case notRead
+    /// The server took a request under this id with other change sets (422
+    /// `idempotencyMismatch`): maybe this very one, altered on the way, whose answer was
+    /// lost. Forgetting it could send its changes twice, so it stays in flight and every
+    /// sync fails with this refusal until a retry is answered (or the server's stored reply
+    /// is pruned and the request taken anew).
+    case idTaken
     /// The server read bytes the client never sent: a decode error of JSON or gzip that the
     /// client itself wrote with the server's schema (its fingerprint is read before any
     /// change set), so they were damaged on the way. Retryable, as a transport failure.
@@ -25,6 +31,8 @@ enum InFlightRefusal: Equatable {
         switch refusal.status {
         case 401, 403:
             self = .notRead
+        case 422 where refusal.code == "idempotencyMismatch":
+            self = .idTaken
         case 400 where WireError.Code(rawValue: refusal.code).map(Self.isDamage) == true:
             self = .damagedOnTheWay
         default:

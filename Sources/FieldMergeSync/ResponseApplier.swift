@@ -114,9 +114,11 @@ struct ResponseApplier {
             // it were only caught with it and are sent again. Only an unexplained conflict is
             // a refusal of the records sent on their current revision.
             let unexplained = isAnswer && changeSet.conflict == true && changeSet.refused.isEmpty && !explained(changeSet)
-            if isAnswer && changeSet.conflict == true {
+            if isAnswer {
                 // What the server refuses as it is waits aside with its reason; everything
-                // else of the change set was only caught in the conflict and is sent again.
+                // else of the change set was only caught in the conflict and is sent again
+                // (or, in a committed change set, taken: a record refused before the change
+                // set was applied, `unstorable`).
                 for refusal in changeSet.refused where sent[key(refusal.entity, refusal.id)] != nil {
                     park(refusal)
                 }

@@ -20,7 +20,7 @@ extension SyncClient {
                 throw TransportError(
                     "the server could not read the request (\(refusal)), which the client encoded and still reads whole: "
                         + "it was damaged on the way; kept in flight and sent again by the next sync")
-            case .notRead:
+            case .notRead, .idTaken:
                 throw refusal
             case .refused:
                 try store.clearInFlight()

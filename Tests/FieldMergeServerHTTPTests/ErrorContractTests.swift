@@ -13,7 +13,7 @@ import Testing
 /// server's ``SyncExchange`` and read its status through ``SyncStatus``.
 @Suite struct ErrorContractTests {
     /// What is done to the server before the request.
-    enum Damage: Sendable { case none, closed, damagedRow }
+    enum Damage: Sendable { case none, closed, damagedRow, takenRequestID }
 
     struct Case: Sendable, CustomTestStringConvertible {
         var name: String
@@ -37,6 +37,9 @@ import Testing
         Case(name: "another protocol version", body: Array(valid.replacingOccurrences(of: #"{"maxRevision":1,"#, with: #"{"maxRevision":1,"protocolVersion":99,"#).utf8),
              status: 400, code: "unsupportedProtocolVersion"),
         Case(name: "another schema", body: Array(#"{"maxRevision":0,"changeSets":[],"schemaFingerprint":"0000"}"#.utf8), status: 409, code: "incompatibleSchema"),
+        Case(name: "a request id reused with other change sets",
+             body: Array(valid.replacingOccurrences(of: #"{"maxRevision":1,"#, with: #"{"maxRevision":0,"clientID":"seed","requestID":"0-seed","#).utf8),
+             damage: .takenRequestID, status: 422, code: "idempotencyMismatch"),
         Case(name: "a storage that fails", body: catchUp, damage: .closed, status: 500, code: "storage"),
         Case(name: "a storage holding damaged data", body: catchUp, damage: .damagedRow, status: 500, code: "corrupt"),
     ]
@@ -47,7 +50,7 @@ import Testing
     @Test(arguments: cases, Transport.allCases)
     func aFailure_reachesTheClientAlike_throughEveryTransport(_ failure: Case, _ transport: Transport) async throws {
         let server = try await RefusedRequestTests.seededServer()
-        try Self.damage(server, failure.damage)
+        try await Self.damage(server, failure.damage)
         let thrown: (any Error)?
         switch transport {
         case .http:
@@ -72,7 +75,7 @@ import Testing
 
     @Test func theTable_isTheOneServerErrorAndWireErrorFollow() {
         let statuses: [ServerError.Code: Int] = [
-            .badRequest: 400, .unsupportedProtocolVersion: 400, .forbidden: 403,
+            .badRequest: 400, .unsupportedProtocolVersion: 400, .forbidden: 403, .idempotencyMismatch: 422,
             .schemaMismatch: 500, .corrupt: 500, .storage: 500, .unavailable: 503,
         ]
         for (code, status) in statuses {
@@ -84,12 +87,21 @@ import Testing
         #expect(WireError(.incompatibleSchema, "x").status == 409)
         #expect(WireError(.malformedJSON, "x").status == 400)
         for status in [408, 429, 500, 502, 503] { #expect(SyncStatus.isRetryable(status)) }
-        for status in [400, 401, 403, 404, 409, 413, 415] { #expect(!SyncStatus.isRetryable(status)) }
+        for status in [400, 401, 403, 404, 409, 413, 415, 422] { #expect(!SyncStatus.isRetryable(status)) }
     }
 
-    static func damage(_ server: RevisionServer, _ damage: Damage) throws {
+    static func damage(_ server: RevisionServer, _ damage: Damage) async throws {
         switch damage {
         case .none: break
+        case .takenRequestID:
+            // Client "seed" took request "0-seed", anonymously and (as the simulation's server
+            // names each client) as the user "seed".
+            for identity in [nil, SyncIdentity(user: "seed")] {
+                let record = WireRecord(id: -1, present: FieldMask([0]), values: [.text("Taken")])
+                _ = try await server.handle(SyncRequest(maxRevision: 0, changeSets: [ChangeSet(entities: [
+                    EntityChanges(entity: "lists", create: [-1], records: [record]),
+                ])], clientID: "seed", requestID: "0-seed"), identity: identity)
+            }
         case .closed: server.database.close()
         case .damagedRow: try server.database.execute(#"UPDATE "lists" SET "__fm_stamps" = X'00'"#)
         }

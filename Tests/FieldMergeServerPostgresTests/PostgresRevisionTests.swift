@@ -135,16 +135,20 @@ struct PostgresRevisionTests {
         }
     }
 
-    @Test func textHoldingNUL_isABadRequest_andChangesNothing() async throws {
+    /// A text holding U+0000 (which PostgreSQL's text cannot keep) refuses its record alone,
+    /// before the storage sees it, as on SQLite; the record beside it is taken.
+    @Test func textHoldingNUL_isRefusedAlone_andTheRestIsTaken() async throws {
         try await PostgresTestDatabase.with { database in
             let server = try await database.server(schema)
-            let error = await #expect(throws: ServerError.self) {
-                _ = try await server.handle(SyncRequest(maxRevision: 0, changeSets: [createList("a\u{0}b")]))
-            }
-            #expect(error?.code == .badRequest)
-            let after = try await server.handle(SyncRequest(maxRevision: 0, changeSets: [createList("fine")]))
-            #expect(after.maxRevision == 1)
-            #expect(revisions(after.changeSets) == [1])
+            var both = createList("a\u{0}b")
+            both.entities[0].create.append(-2)
+            both.entities[0].records.append(WireRecord(id: -2, present: FieldMask.all(count: 1), values: [.text("fine")]))
+            let answer = try await server.handle(SyncRequest(maxRevision: 0, changeSets: [both]))
+            #expect(answer.changeSets.last?.refused.map(\.code) == ["unstorable"])
+            #expect(answer.changeSets.last?.refused.map(\.id) == [-1])
+            #expect(answer.changeSets.last?.entities.first?.records.map(\.oldID) == [-2])
+            #expect(answer.maxRevision == 1)
+            #expect(revisions(answer.changeSets) == [1])
         }
     }
 

@@ -53,11 +53,11 @@ final class PostgresTestDatabase {
     /// serving the same data set would have; with `scopes`, a scoped one.
     func server(
         _ schema: Schema, mode: RevisionServer.Mode = .strict, wall: any WallClock = ManualWallClock(milliseconds: 1_000_000),
-        replica: ReplicaID = ReplicaID(0x5E_5E), scopes: ScopeRules? = nil
+        replica: ReplicaID = ReplicaID(0x5E_5E), scopes: ScopeRules? = nil, options base: RevisionServer.Options = RevisionServer.Options()
     ) async throws -> RevisionServer {
         let connector = PostgresConnector(url, applicationName: url.schema)
         connectors.append(connector)
-        var options = RevisionServer.Options()
+        var options = base
         options.mode = mode
         options.scopes = scopes
         return try await RevisionServer(storage: try PostgresServerStorage(connector), schema: schema, options: options, replica: replica, wall: wall)

@@ -122,5 +122,7 @@ import Testing
         #expect(reading(415, "unsupportedEncoding") == .refused)
         #expect(reading(401, "unauthenticated") == .notRead)
         #expect(reading(403, "forbidden") == .notRead)
+        #expect(reading(422, "idempotencyMismatch") == .idTaken)
+        #expect(reading(422, "somethingElse") == .refused)
     }
 }
