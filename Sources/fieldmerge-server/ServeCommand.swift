@@ -69,6 +69,9 @@ struct ServeCommand: AsyncParsableCommand {
     @OptionGroup(title: "Authentication and permissions")
     var auth: ServeAuthOptions
 
+    @OptionGroup(title: "Slow and idle clients")
+    var connections: ServeConnectionOptions
+
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be within 0...65535") }
         guard (db == nil) != (postgres == nil) else { throw ValidationError("give either --db FILE or --postgres URL") }
@@ -80,6 +83,7 @@ struct ServeCommand: AsyncParsableCommand {
         guard seedRecords >= 0 else { throw ValidationError("--seed-records must not be negative") }
         if seedEntity != nil, seedRecords == 0 { throw ValidationError("--seed-entity needs --seed-records") }
         try auth.validate()
+        try connections.validate()
     }
 
     func run() async throws {
@@ -102,8 +106,10 @@ struct ServeCommand: AsyncParsableCommand {
         if seedRecords > 0 { try await seed(server, schema: schema, location: location) }
         let listening = Mutex(false)
         let mode = mode
+        var configuration = SyncHTTPServer.Configuration(host: host, port: port)
+        connections.apply(to: &configuration)
         let http = SyncHTTPServer(
-            server: server, configuration: .init(host: host, port: port),
+            server: server, configuration: configuration,
             middleware: { router in
                 if let verifier { router.add(middleware: BearerAuthenticator(verifier: verifier)) }
             },

@@ -1,0 +1,45 @@
+import HummingbirdCore
+import Logging
+import NIOCore
+import NIOHTTPTypes
+
+/// HTTP/1.1 as Hummingbird's `HTTP1Channel` serves it (its decoder limits, keep-alive and
+/// graceful shutdown), with the server's connection limit (``ConnectionRegistry``) and a
+/// ``ConnectionGuard`` on each connection: its timeouts and JSON answers to bad HTTP.
+struct GuardedHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
+    typealias Value = NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>
+
+    let responder: HTTPChannelHandler.Responder
+    let timeouts: ConnectionClock.Timeouts
+    let registry: ConnectionRegistry
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        let registry = registry
+        let timeouts = timeouts
+        if let evicted = registry.admit(channel, now: .now()) {
+            logger.debug("connection limit reached: closing the connection waiting longest", metadata: ["limit": "\(registry.limit)"])
+            evicted.close(promise: nil)
+            if evicted === channel { return channel.eventLoop.makeFailedFuture(ChannelError.ioOnClosedChannel) }
+        }
+        channel.closeFuture.whenComplete { _ in registry.remove(channel) }
+        do {
+            try channel.pipeline.syncOperations.addHandler(ByteTap(), position: .first)
+        } catch {
+            return channel.eventLoop.makeFailedFuture(error)
+        }
+        let http1 = HTTP1Channel(
+            responder: responder,
+            configuration: .init(additionalChannelHandlers: [ConnectionGuard(timeouts: timeouts, registry: registry, logger: logger)]))
+        return http1.setup(channel: channel, logger: logger)
+    }
+
+    func handle(value: Value, logger: Logger) async {
+        await handleHTTP(asyncChannel: value, logger: logger)
+    }
+}
+
+extension SyncHTTPServer.Configuration {
+    var connectionTimeouts: ConnectionClock.Timeouts {
+        .init(read: TimeAmount(readTimeout), request: TimeAmount(requestTimeout), idle: TimeAmount(idleTimeout))
+    }
+}
