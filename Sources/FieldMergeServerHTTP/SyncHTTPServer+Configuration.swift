@@ -13,7 +13,9 @@ extension SyncHTTPServer {
         /// room for a change set of about 100,000 records gzip'd.
         public var maxRequestBytes: Int
         /// The decoder's bounds: `maxDecompressedBytes` caps what a gzip'd body may inflate
-        /// to and `maxBytes` the JSON itself (both answered 413).
+        /// to and `maxBytes` the JSON itself (both answered 413). A gzip'd body inflates to
+        /// no more than the smallest of ``maxRequestBytes``, `maxBytes` and
+        /// `maxDecompressedBytes`: 64 MiB with the defaults.
         public var limits: WireLimits
         /// The gzip level of responses (0...9).
         public var gzipLevel: Int32
