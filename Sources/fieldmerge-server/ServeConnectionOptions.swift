@@ -6,16 +6,16 @@ import FieldMergeServerHTTP
 struct ServeConnectionOptions: ParsableArguments {
     private static let defaults = SyncHTTPServer.Configuration()
 
-    @Option(help: "Seconds a new connection may wait before its first byte, and a request between two reads of it (default \(seconds(defaults.readTimeout))).")
+    @Option(help: "Seconds a new connection may wait before its first byte, and a request between two reads of it.")
     var readTimeout: Double = seconds(defaults.readTimeout)
 
-    @Option(help: "Seconds a whole request (head and body) may take to arrive from its first byte (default \(seconds(defaults.requestTimeout))).")
+    @Option(help: "Seconds a whole request (head and body) may take to arrive from its first byte.")
     var requestTimeout: Double = seconds(defaults.requestTimeout)
 
-    @Option(help: "Seconds a kept-alive connection may wait for its next request (default \(seconds(defaults.idleTimeout))).")
+    @Option(help: "Seconds a kept-alive connection may wait for its next request.")
     var idleTimeout: Double = seconds(defaults.idleTimeout)
 
-    @Option(help: "The most connections open at once; a new one beyond closes the one waiting longest for its request (default \(defaults.maxConnections)). Keep it well under the process's open-file limit (ulimit -n).")
+    @Option(help: "The most connections open at once; a new one beyond closes the one waiting longest for its request. Keep it well under the process's open-file limit (ulimit -n).")
     var maxConnections: Int = defaults.maxConnections
 
     func validate() throws {
