@@ -16,17 +16,19 @@ struct GuardedHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         let registry = registry
         let timeouts = timeouts
+        // A failed set-up would end the server's accept loop (the error reaches the server
+        // channel): a refused connection is set up and closed, and nothing here fails.
         if let evicted = registry.admit(channel, now: .now()) {
-            logger.debug("connection limit reached: closing the connection waiting longest", metadata: ["limit": "\(registry.limit)"])
-            evicted.close(promise: nil)
-            if evicted === channel { return channel.eventLoop.makeFailedFuture(ChannelError.ioOnClosedChannel) }
+            if evicted === channel {
+                logger.debug("connection limit reached, every connection answered: closing the new one")
+                channel.eventLoop.execute { channel.close(promise: nil) }  // once set up
+            } else {
+                logger.debug("connection limit reached: closing the connection waiting longest", metadata: ["limit": "\(registry.limit)"])
+                evicted.close(promise: nil)
+            }
         }
         channel.closeFuture.whenComplete { _ in registry.remove(channel) }
-        do {
-            try channel.pipeline.syncOperations.addHandler(ByteTap(), position: .first)
-        } catch {
-            return channel.eventLoop.makeFailedFuture(error)
-        }
+        try? channel.pipeline.syncOperations.addHandler(ByteTap(), position: .first)
         let http1 = HTTP1Channel(
             responder: responder,
             configuration: .init(additionalChannelHandlers: [ConnectionGuard(timeouts: timeouts, registry: registry, logger: logger)]))

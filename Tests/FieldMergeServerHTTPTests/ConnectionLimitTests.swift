@@ -14,9 +14,7 @@ import Testing
         try await SlowClientTests.withServer(SlowClientTests.configuration(maxConnections: 3)) { running in
             var slow: [RawConnection] = []
             for _ in 0..<3 {
-                let connection = try await RawConnection.open(port: running.port)
-                #expect(await connection.send("POST /sync HTTP/1.1\r\nHost: 127.0.0.1\r\n"))
-                slow.append(connection)
+                slow.append(try await RawConnection.open(port: running.port, sending: "POST /sync HTTP/1.1\r\nHost: 127.0.0.1\r\n"))
                 try await Task.sleep(for: .milliseconds(50))  // so that their ages differ
             }
             let health = try await RawHTTP.exchange(port: running.port, method: "GET", path: "/health")
@@ -32,13 +30,15 @@ import Testing
     }
 
     /// With every connection being answered there is nothing to take the place of: a new
-    /// connection is closed at once, and the one being answered finishes.
+    /// connection is closed at once, the one being answered finishes, and the server goes
+    /// on accepting connections.
     @Test func atTheLimit_withEveryConnectionAnswered_aNewOneIsClosed() async throws {
         let (release, releasing) = AsyncStream.makeStream(of: Void.self)
-        try await SlowClientTests.withServer(SlowClientTests.configuration(maxConnections: 1), release: release) { running in
-            let held = try await RawConnection.open(port: running.port)
-            #expect(await held.send("GET /hold HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"))
-            try await Task.sleep(for: .milliseconds(300))  // the request has arrived and waits
+        let (arrived, arriving) = AsyncStream.makeStream(of: Void.self)
+        let configuration = SlowClientTests.configuration(maxConnections: 1)
+        try await SlowClientTests.withServer(configuration, release: release, arrived: arriving) { running in
+            let held = try await RawConnection.open(port: running.port, sending: "GET /hold HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            for await _ in arrived { break }  // the request has arrived and waits
             let refused = try await RawConnection.open(port: running.port)
             _ = await refused.send(SlowClientTests.health)
             await refused.waitForClose()
@@ -46,6 +46,10 @@ import Testing
             #expect(refused.received.isEmpty)
             releasing.finish()
             #expect(try await held.readResponse().status == 200)
+            held.close()
+            try await Task.sleep(for: .milliseconds(100))  // the held connection is counted out
+            let health = try await RawHTTP.exchange(port: running.port, method: "GET", path: "/health")
+            #expect(health.status == 200)
         }
     }
 }

@@ -7,7 +7,7 @@ import Glibc
 /// and see whether and when the server answers or closes it. Used by one test at a time;
 /// each call blocks a thread of its own (``RawHTTP/onThread(_:)``).
 final class RawConnection: @unchecked Sendable {
-    private let socket: Int32
+    private var socket: Int32
     /// What the server sent so far.
     private(set) var received: [UInt8] = []
     /// Whether the server closed the connection (end of stream or reset).
@@ -15,11 +15,24 @@ final class RawConnection: @unchecked Sendable {
 
     private init(socket: Int32) { self.socket = socket }
 
-    static func open(port: Int) async throws -> RawConnection {
-        RawConnection(socket: try await RawHTTP.onThread { try RawHTTP.connect(port: port) })
+    /// Connects and sends `first` right away, on the same thread (a test under load may
+    /// wait long for a thread; the server's read timeout runs from the connection on).
+    static func open(port: Int, sending first: String = "") async throws -> RawConnection {
+        RawConnection(socket: try await RawHTTP.onThread {
+            let socket = try RawHTTP.connect(port: port)
+            if !first.isEmpty { try RawHTTP.send(socket, Array(first.utf8)) }
+            return socket
+        })
     }
 
-    deinit { Glibc.close(socket) }
+    deinit { close() }
+
+    /// Closes the connection (again: no effect).
+    func close() {
+        guard socket >= 0 else { return }
+        Glibc.close(socket)
+        socket = -1
+    }
 
     /// Sends `bytes`; false when the server had closed the connection.
     @discardableResult
@@ -62,14 +75,15 @@ final class RawConnection: @unchecked Sendable {
         while !closed, ContinuousClock.now - start < limit { await wait(for: .milliseconds(200)) }
     }
 
-    /// Reads until `received` holds one whole response (headers and a `Content-Length` body).
+    /// Reads until `received` holds one whole response (headers and a `Content-Length`
+    /// body), and takes it out of `received`.
     func readResponse(limit: Duration = .seconds(20)) async throws -> RawHTTP.Response {
         let start = ContinuousClock.now
         while ContinuousClock.now - start < limit {
             if let response = try? RawHTTP.parse(received), let length = response.headers["content-length"].flatMap(Int.init),
-                response.body.count == length
+                response.body.count == length, let headEnd = received.firstRange(of: Array("\r\n\r\n".utf8))?.upperBound
             {
-                received = []
+                received.removeFirst(headEnd + length)  // the next response may have come with it
                 return response
             }
             if closed { break }

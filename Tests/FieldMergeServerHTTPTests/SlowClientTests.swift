@@ -11,16 +11,16 @@ import Testing
 /// the tests quick; what is checked is the outcome, never how fast it came.
 @Suite struct SlowClientTests {
     static func configuration(
-        read: Duration = .seconds(30), request: Duration = .seconds(30), idle: Duration = .seconds(30), maxConnections: Int = 512
+        read: Duration = ample, request: Duration = ample, idle: Duration = ample, maxConnections: Int = 512
     ) -> SyncHTTPServer.Configuration {
         .init(port: 0, readTimeout: read, requestTimeout: request, idleTimeout: idle, maxConnections: maxConnections)
     }
 
     /// A server with `configuration` and two routes of the tests: `GET /stream` writes five
-    /// chunks 250 ms apart, `GET /hold` answers when `release` finishes.
+    /// chunks 250 ms apart, `GET /hold` tells `arrived` and answers when `release` finishes.
     static func withServer<T>(
         _ configuration: SyncHTTPServer.Configuration, release: AsyncStream<Void> = AsyncStream { $0.finish() },
-        _ body: (RunningServer) async throws -> T
+        arrived: AsyncStream<Void>.Continuation? = nil, _ body: (RunningServer) async throws -> T
     ) async throws -> T {
         let server = try RevisionServer(.memory, schema: httpTestSchema())
         return try await withHTTPServer(making: { logger, onListening in
@@ -35,6 +35,7 @@ import Testing
                     })
                 }
                 router.get("/hold") { _, _ in
+                    arrived?.yield()
                     for await _ in release {}
                     return Response(status: .ok, body: ResponseBody(byteBuffer: ByteBuffer(string: "released")))
                 }
@@ -43,6 +44,9 @@ import Testing
     }
 
     static let health = "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+    /// A whole timeout for what a test does not time: a busy machine may take seconds to
+    /// start the test's next step.
+    static let ample = Duration.seconds(30)
 
     static func errorCode(_ response: RawHTTP.Response) throws -> JSONValue? {
         try JSONValue.parse(Data(response.body))["error"]
@@ -50,8 +54,7 @@ import Testing
 
     @Test func halfSentHead_isAnswered408AndClosed_afterTheReadTimeout() async throws {
         try await Self.withServer(Self.configuration(read: .milliseconds(300))) { running in
-            let connection = try await RawConnection.open(port: running.port)
-            #expect(await connection.send("POST /sync HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Le"))
+            let connection = try await RawConnection.open(port: running.port, sending: "POST /sync HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Le")
             await connection.waitForClose()
             #expect(connection.closed)
             let response = try RawHTTP.parse(connection.received)
@@ -64,11 +67,11 @@ import Testing
     /// The read timeout is between reads, not for the whole head: a head sent in pieces,
     /// each within the timeout but all together longer, is answered.
     @Test func headInPieces_eachWithinTheReadTimeout_isAnswered() async throws {
-        try await Self.withServer(Self.configuration(read: .seconds(1))) { running in
-            let connection = try await RawConnection.open(port: running.port)
-            for piece in ["GET /hea", "lth HTTP/1.1\r\n", "Host: 127.0", ".0.1\r\n", "\r\n"] {
+        try await Self.withServer(Self.configuration(read: .seconds(3))) { running in
+            let connection = try await RawConnection.open(port: running.port, sending: "GET /hea")
+            for piece in ["lth HTTP/1.1\r\n", "Host: 127.0", ".0.1\r\n", "\r\n"] {
+                try await Task.sleep(for: .seconds(1))
                 #expect(await connection.send(piece))
-                try await Task.sleep(for: .milliseconds(300))
             }
             let response = try await connection.readResponse()
             #expect(response.status == 200)
@@ -91,8 +94,8 @@ import Testing
     @Test func bodyDrippedSlowly_isCutByTheRequestTimeout() async throws {
         try await Self.withServer(Self.configuration(read: .seconds(2), request: .milliseconds(800))) { running in
             let body = Array(#"{"maxRevision":0,"changeSets":[],"padding":"\#(String(repeating: "x", count: 200))"}"#.utf8)
-            let connection = try await RawConnection.open(port: running.port)
-            #expect(await connection.send("POST /sync HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: \(body.count)\r\n\r\n"))
+            let connection = try await RawConnection.open(
+                port: running.port, sending: "POST /sync HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: \(body.count)\r\n\r\n")
             let sent = await connection.drip(body, every: .milliseconds(100))
             await connection.waitForClose()
             #expect(sent < body.count)
@@ -106,12 +109,10 @@ import Testing
 
     @Test func idleKeptAliveConnection_isClosed_afterTheIdleTimeout() async throws {
         try await Self.withServer(Self.configuration(idle: .milliseconds(400))) { running in
-            let connection = try await RawConnection.open(port: running.port)
-            // Two requests on the connection: it is kept alive between them...
-            for _ in 0..<2 {
-                #expect(await connection.send(Self.health))
-                #expect(try await connection.readResponse().status == 200)
-            }
+            // Two requests at once on the connection (pipelined): it is kept alive after
+            // the first...
+            let connection = try await RawConnection.open(port: running.port, sending: Self.health + Self.health)
+            for _ in 0..<2 { #expect(try await connection.readResponse().status == 200) }
             // ...and closed, without a word, once idle for longer than the idle timeout.
             await connection.waitForClose()
             #expect(connection.closed)
@@ -119,13 +120,14 @@ import Testing
         }
     }
 
-    /// Every timeout is far shorter than the response takes to stream (1.25 s): it arrives
-    /// whole, and the connection then serves another request.
+    /// The read and request timeouts are far shorter than the response takes to stream
+    /// (1.25 s), and the pauses between its chunks longer: it arrives whole, and the
+    /// connection then serves another request. (The idle timeout is long here only so that
+    /// a busy machine's delay before that request does not end the connection.)
     @Test func streamedResponse_isNeverCut() async throws {
-        let configuration = Self.configuration(read: .milliseconds(200), request: .milliseconds(200), idle: .milliseconds(200))
+        let configuration = Self.configuration(read: .milliseconds(200), request: .milliseconds(200), idle: Self.ample)
         try await Self.withServer(configuration) { running in
-            let connection = try await RawConnection.open(port: running.port)
-            #expect(await connection.send("GET /stream HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"))
+            let connection = try await RawConnection.open(port: running.port, sending: "GET /stream HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
             while !connection.closed, !String(decoding: connection.received, as: UTF8.self).contains("chunk 4") {
                 await connection.wait(for: .milliseconds(100))
             }
@@ -143,14 +145,15 @@ import Testing
         }
     }
 
-    /// A request the server takes long to answer (600 ms, three times every timeout) is
-    /// answered: the timeouts stop once the request has arrived.
+    /// A request the server takes long to answer (600 ms after it arrived, three times the
+    /// read and request timeouts) is answered: they stop once the request has arrived.
     @Test func slowAnswer_isNotCut() async throws {
-        let configuration = Self.configuration(read: .milliseconds(200), request: .milliseconds(200), idle: .milliseconds(200))
+        let configuration = Self.configuration(read: .milliseconds(200), request: .milliseconds(200))
         let (release, releasing) = AsyncStream.makeStream(of: Void.self)
-        try await Self.withServer(configuration, release: release) { running in
-            let connection = try await RawConnection.open(port: running.port)
-            #expect(await connection.send("GET /hold HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"))
+        let (arrived, arriving) = AsyncStream.makeStream(of: Void.self)
+        try await Self.withServer(configuration, release: release, arrived: arriving) { running in
+            let connection = try await RawConnection.open(port: running.port, sending: "GET /hold HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            for await _ in arrived { break }
             try await Task.sleep(for: .milliseconds(600))
             releasing.finish()
             let response = try await connection.readResponse()
