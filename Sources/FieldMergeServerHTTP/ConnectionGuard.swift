@@ -16,7 +16,8 @@ import NIOHTTPTypesHTTP1
 ///   where Hummingbird would answer an empty 400;
 /// - keeps the ``ConnectionRegistry`` told whether the connection waits for a request.
 ///
-/// Once it answered the connection itself, it drops what the app writes after that.
+/// Once it answered the connection itself, it drops what the client sends and the app
+/// writes after that.
 final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
@@ -58,6 +59,9 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        // Once answered (408, 400), what still arrives is dropped: a request completed
+        // after its 408 never reaches the routes.
+        guard !answered else { return }
         switch unwrapInboundIn(data) {
         case .head: clock.requestHead(now: .now())
         case .body: break

@@ -64,6 +64,24 @@ import Testing
         }
     }
 
+    /// A request whose head is finished after its 408 (while the server still reads what
+    /// arrives, so that the client gets the answer) never reaches the routes: nothing is
+    /// written.
+    @Test func requestCompletedAfterIts408_isNotApplied() async throws {
+        try await Self.withServer(Self.configuration(read: .milliseconds(300))) { running in
+            let connection = try await RawConnection.open(port: running.port, sending: "POST /sync HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+            while !connection.closed, (try? RawHTTP.parse(connection.received)) == nil { await connection.wait(for: .milliseconds(100)) }
+            #expect(try RawHTTP.parse(connection.received).status == 408)
+            let body = #"{"maxRevision":0,"changeSets":[{"types":["lists"],"lists":{"create":[-1],"update":[],"delete":[],"attributes":{"-1":{"name":"Home"}}}}]}"#
+            // The server half-closed after its answer (the client sees the end of the
+            // stream) and still reads; give it time to take the rest if it would.
+            #expect(await connection.send("Content-Length: \(body.utf8.count)\r\n\r\n" + body))
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(running.http.maxRevision == 0)
+            #expect(running.http.statistics.syncs == 0)
+        }
+    }
+
     /// The read timeout is between reads, not for the whole head: a head sent in pieces,
     /// each within the timeout but all together longer, is answered.
     @Test func headInPieces_eachWithinTheReadTimeout_isAnswered() async throws {
