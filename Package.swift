@@ -81,6 +81,8 @@ let package = Package(
             dependencies: [
                 "FieldMergeProtocol", "FieldMergeServer",
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Server"])),
+                // The HTTP/1.1 channel, wrapped with the server's timeouts and connection limit.
+                .product(name: "HummingbirdCore", package: "hummingbird", condition: .when(traits: ["Server"])),
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Server"])),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["Server"])),
             ]

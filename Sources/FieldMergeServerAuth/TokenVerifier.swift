@@ -6,9 +6,12 @@ import JWTKit
 /// `sub` is the user, `tenant` the tenant, `roles` the roles, and the custom claims
 /// ``Requirements/customClaims`` names go to ``SyncIdentity/claims``.
 ///
-/// A token is accepted when its signature verifies with one of the keys, it has a `sub` and
-/// an `exp` later than now, its `nbf` (if any) is not later than now, and it names the
-/// required issuer (`iss`) and audience (`aud`) when those are set.
+/// A token is checked in this order, and refused at the first check it fails (Specs/http.md
+/// §7): it is a JWT; its `kid`, if any, names one of the keys (``keyIDs``; without a `kid`
+/// the server must have one key); its algorithm is the key's and its signature verifies;
+/// its claims have their types; it has a `sub`, and an `exp` later than now; its `nbf` (if
+/// any) is not later than now; it names the required issuer (`iss`) and audience (`aud`)
+/// when those are set.
 public struct TokenVerifier: Sendable {
     /// Claims a token must carry, beyond `sub` and `exp`, and the custom claims it may carry.
     public struct Requirements: Sendable, Equatable {
@@ -30,15 +33,24 @@ public struct TokenVerifier: Sendable {
     }
 
     let keys: JWTKeyCollection
+    /// The ids of the keys, the `kid`s a token may name; empty for a key without an id
+    /// (an HS256 secret), which only tokens without a `kid` may name.
+    public let keyIDs: Set<String>
     public let requirements: Requirements
     private let now: @Sendable () -> Date
 
     /// - Parameters:
     ///   - keys: The keys tokens may be signed with (see ``hmac(secret:requirements:)`` and
     ///     ``jwks(json:requirements:)``).
+    ///   - keyIDs: The ids of the keys in `keys` (every `kid` they were added with); empty
+    ///     when `keys` is one key without an id. A token naming another `kid` is refused.
     ///   - now: The clock `exp` and `nbf` are checked against.
-    public init(keys: JWTKeyCollection, requirements: Requirements = Requirements(), now: @escaping @Sendable () -> Date = { Date() }) {
+    public init(
+        keys: JWTKeyCollection, keyIDs: Set<String> = [], requirements: Requirements = Requirements(),
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
         self.keys = keys
+        self.keyIDs = keyIDs
         self.requirements = requirements
         self.now = now
     }
@@ -47,6 +59,7 @@ public struct TokenVerifier: Sendable {
     ///
     /// - Throws: ``AuthenticationFailure`` saying what is wrong with the token.
     public func identity(of token: String) async throws(AuthenticationFailure) -> SyncIdentity {
+        try checkKeyID(of: token)
         let claims: SyncTokenClaims
         do {
             claims = try await keys.verify(token, as: SyncTokenClaims.self)
@@ -103,19 +116,22 @@ extension TokenVerifier {
 
     /// Tokens signed with a private key whose public half is in the JWKS document `json`
     /// (`{"keys": [...]}`; ES256, RS256 and the other algorithms jwt-kit knows), picked by
-    /// the token's `kid`.
+    /// the token's `kid` (every key of the document has one); a token without a `kid` is
+    /// accepted only when the document has a single key.
     ///
     /// - Throws: ``TokenKeyError`` when the document is not a JWKS jwt-kit can read.
     public static func jwks(
         json: String, requirements: Requirements = Requirements(), now: @escaping @Sendable () -> Date = { Date() }
     ) async throws(TokenKeyError) -> TokenVerifier {
         let keys = JWTKeyCollection()
+        let keyIDs: Set<String>
         do {
             try await keys.add(jwksJSON: json)
+            keyIDs = Set(try JSONDecoder().decode(JWKS.self, from: Data(json.utf8)).keys.compactMap { $0.keyIdentifier?.string })
         } catch {
             throw TokenKeyError("not a usable JWKS document: \(error)")
         }
-        return TokenVerifier(keys: keys, requirements: requirements, now: now)
+        return TokenVerifier(keys: keys, keyIDs: keyIDs, requirements: requirements, now: now)
     }
 }
 

@@ -13,22 +13,55 @@ extension SyncHTTPServer {
         /// room for a change set of about 100,000 records gzip'd.
         public var maxRequestBytes: Int
         /// The decoder's bounds: `maxDecompressedBytes` caps what a gzip'd body may inflate
-        /// to and `maxBytes` the JSON itself (both answered 413).
+        /// to and `maxBytes` the JSON itself (both answered 413). A gzip'd body inflates to
+        /// no more than the smallest of ``maxRequestBytes``, `maxBytes` and
+        /// `maxDecompressedBytes`: 64 MiB with the defaults.
         public var limits: WireLimits
         /// The gzip level of responses (0...9).
         public var gzipLevel: Int32
+        /// How long the server waits for the bytes of a request: from a new connection's
+        /// opening to its first byte, and between two reads of a request not yet whole (its
+        /// head or its body). 10 seconds by default. The connection is then closed, after a
+        /// 408 `requestTimeout` when some of the request had arrived.
+        public var readTimeout: Duration
+        /// How long a whole request, head and body, may take to arrive, from its first byte
+        /// (a client that sends a byte now and then, never pausing for ``readTimeout``, is
+        /// cut here): 408 `requestTimeout`, then the connection is closed. 120 seconds by
+        /// default: a 64 MiB body needs 4.5 Mbit/s, a change set of a few thousand records
+        /// far less.
+        public var requestTimeout: Duration
+        /// How long a kept-alive connection may wait for its next request after a response
+        /// ends; it is then closed without a word. 30 seconds by default.
+        ///
+        /// None of the three timeouts applies while the server prepares or writes a response:
+        /// a response is never cut, however long it streams.
+        public var idleTimeout: Duration
+        /// The most connections open at once, 512 by default (half the usual 1,024 open files
+        /// of a process, leaving room for the database and logs). A new connection beyond it
+        /// closes the connection that has been waiting the longest for its request (idle, or
+        /// receiving one that is not whole yet), or is itself closed at once when every open
+        /// connection is being answered.
+        public var maxConnections: Int
 
         public init(
             host: String = "127.0.0.1", port: Int = 8080, maxRequestBytes: Int = 64 << 20,
-            limits: WireLimits = WireLimits(), gzipLevel: Int32 = Gzip.defaultLevel
+            limits: WireLimits = WireLimits(), gzipLevel: Int32 = Gzip.defaultLevel,
+            readTimeout: Duration = .seconds(10), requestTimeout: Duration = .seconds(120),
+            idleTimeout: Duration = .seconds(30), maxConnections: Int = 512
         ) {
             precondition(maxRequestBytes > 0, "maxRequestBytes must be positive")
             precondition((0...9).contains(gzipLevel), "gzip level must be within 0...9")
+            precondition(readTimeout > .zero && requestTimeout > .zero && idleTimeout > .zero, "timeouts must be positive")
+            precondition(maxConnections > 0, "maxConnections must be positive")
             self.host = host
             self.port = port
             self.maxRequestBytes = maxRequestBytes
             self.limits = limits
             self.gzipLevel = gzipLevel
+            self.readTimeout = readTimeout
+            self.requestTimeout = requestTimeout
+            self.idleTimeout = idleTimeout
+            self.maxConnections = maxConnections
         }
     }
 

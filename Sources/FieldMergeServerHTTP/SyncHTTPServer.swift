@@ -2,6 +2,7 @@ import FieldMerge
 import FieldMergeServer
 import FieldMergeProtocol
 import Hummingbird
+import HummingbirdCore
 import Logging
 import ServiceLifecycle
 
@@ -16,7 +17,9 @@ import ServiceLifecycle
 /// The endpoint's behaviour is normative in `Specs/http.md`: gzip both ways, 413 past the
 /// size limits, 400 with `{"error": …, "message": …}` for a body that cannot be read or a
 /// request the server refuses (and then nothing has changed), 404/405 elsewhere, and
-/// `GET /health`. Requests are decoded and encoded concurrently; the server itself sees
+/// `GET /health`. Slow or idle clients are cut by the configuration's timeouts, and at most
+/// ``Configuration/maxConnections`` connections are open at once (the one waiting longest
+/// for its request makes room for a new one). Requests are decoded and encoded concurrently; the server itself sees
 /// one request at a time, each one storage transaction. A graceful shutdown stops
 /// accepting connections and lets requests in flight finish.
 ///
@@ -85,8 +88,13 @@ public struct SyncHTTPServer: Service {
         let router = Router(context: BasicSyncRequestContext.self)
         middleware(router)
         endpoint.addRoutes(to: router)
+        let registry = ConnectionRegistry(limit: configuration.maxConnections)
+        let timeouts = configuration.connectionTimeouts
         let application = Application(
             router: router,
+            server: HTTPServerBuilder { responder in
+                GuardedHTTP1Channel(responder: responder, timeouts: timeouts, registry: registry)
+            },
             configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port)),
             onServerRunning: { channel in
                 await onListening(configuration.host, channel.localAddress?.port ?? configuration.port)

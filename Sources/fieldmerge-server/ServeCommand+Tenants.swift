@@ -24,8 +24,10 @@ extension ServeCommand {
         let tenants = TenantDirectory.sqliteFiles(in: folder, schema: schema, options: options, database: database, limits: limits)
         let listening = ListeningFlag()
         let idle = limits.idleTime.map { "\($0.components.seconds)" } ?? "-"
+        var configuration = SyncHTTPServer.Configuration(host: host, port: port)
+        connections.apply(to: &configuration)
         let http = SyncHTTPServer(
-            tenants: tenants, schema: schema, configuration: .init(host: host, port: port),
+            tenants: tenants, schema: schema, configuration: configuration,
             middleware: { $0.add(middleware: BearerAuthenticator(verifier: verifier)) },
             onListening: Self.announce(
                 listening, serving: "tenants in \(folder), at most \(limits.maxOpen) open, idle \(idle) s", mode: mode))

@@ -73,6 +73,9 @@ struct ServeCommand: AsyncParsableCommand {
     @OptionGroup(title: "Tenants")
     var tenantOptions: ServeTenantOptions
 
+    @OptionGroup(title: "Slow and idle clients")
+    var connections: ServeConnectionOptions
+
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be within 0...65535") }
         try tenantOptions.validate(db: db, postgres: postgres, seedRecords: seedRecords, auth: auth)
@@ -87,6 +90,7 @@ struct ServeCommand: AsyncParsableCommand {
         guard seedRecords >= 0 else { throw ValidationError("--seed-records must not be negative") }
         if seedEntity != nil, seedRecords == 0 { throw ValidationError("--seed-entity needs --seed-records") }
         try auth.validate()
+        try connections.validate()
     }
 
     func run() async throws {
@@ -112,8 +116,10 @@ struct ServeCommand: AsyncParsableCommand {
         if seedRecords > 0 { try await seed(server, schema: schema, location: location) }
         let listening = ListeningFlag()
         let mode = mode
+        var configuration = SyncHTTPServer.Configuration(host: host, port: port)
+        connections.apply(to: &configuration)
         let http = SyncHTTPServer(
-            server: server, configuration: .init(host: host, port: port),
+            server: server, configuration: configuration,
             middleware: { router in
                 if let verifier { router.add(middleware: BearerAuthenticator(verifier: verifier)) }
             },

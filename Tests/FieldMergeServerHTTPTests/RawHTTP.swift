@@ -37,6 +37,17 @@ enum RawHTTP {
         return try parse(raw, head: method == "HEAD")
     }
 
+    /// Sends `bytes` as they are (a request of any shape) and reads the whole response.
+    static func exchange(port: Int, raw bytes: [UInt8]) async throws -> Response {
+        let raw = try await onThread {
+            let socket = try connect(port: port)
+            defer { close(socket) }
+            try send(socket, bytes)
+            return try readToEnd(socket)
+        }
+        return try parse(raw)
+    }
+
     /// Sends `bytes` and closes the connection without reading anything.
     static func sendAndClose(port: Int, _ bytes: [UInt8]) async throws {
         try await onThread {
@@ -46,13 +57,13 @@ enum RawHTTP {
         }
     }
 
-    private static func onThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    static func onThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             Thread { continuation.resume(with: Result { try work() }) }.start()
         }
     }
 
-    private static func connect(port: Int) throws -> Int32 {
+    static func connect(port: Int) throws -> Int32 {
         let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socket >= 0 else { throw Failure(description: "socket: errno \(errno)") }
         var timeout = timeval(tv_sec: 20, tv_usec: 0)  // a hung server fails the test instead of hanging it
@@ -71,7 +82,7 @@ enum RawHTTP {
         return socket
     }
 
-    private static func send(_ socket: Int32, _ bytes: [UInt8]) throws {
+    static func send(_ socket: Int32, _ bytes: [UInt8]) throws {
         var sent = 0
         while sent < bytes.count {
             let count = bytes[sent...].withUnsafeBytes { Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
@@ -80,7 +91,7 @@ enum RawHTTP {
         }
     }
 
-    private static func readToEnd(_ socket: Int32) throws -> [UInt8] {
+    static func readToEnd(_ socket: Int32) throws -> [UInt8] {
         var result: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65_536)
         while true {
