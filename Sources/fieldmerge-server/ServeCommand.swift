@@ -76,6 +76,9 @@ struct ServeCommand: AsyncParsableCommand {
     @OptionGroup(title: "Slow and idle clients")
     var connections: ServeConnectionOptions
 
+    @OptionGroup(title: "Stored replies")
+    var replies: ServeReplyOptions
+
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be within 0...65535") }
         try tenantOptions.validate(db: db, postgres: postgres, seedRecords: seedRecords, auth: auth)
@@ -91,12 +94,14 @@ struct ServeCommand: AsyncParsableCommand {
         if seedEntity != nil, seedRecords == 0 { throw ValidationError("--seed-entity needs --seed-records") }
         try auth.validate()
         try connections.validate()
+        try replies.validate()
     }
 
     func run() async throws {
         let schema = try loadSchema()
         var options = RevisionServer.Options()
         options.mode = mode.serverMode
+        replies.apply(to: &options)
         let policy = try auth.loadPolicy(schema: schema)
         options.authorize = policy?.authorization
         options.readable = policy?.readFilter

@@ -76,6 +76,13 @@ import Testing
         let both = try await ServeProcess.run(["serve", "--tenants", folder, "--db", folder + "/x.sqlite", "--jwt-secret-env", Self.secretVariable])
         #expect(both.status == 64)
         #expect(try TenantDirectoryTests.files(in: folder).isEmpty)
+        let retention = try await ServeProcess.run(["serve", "--db", folder + "/r.sqlite", "--reply-retention-days", "0"])
+        #expect(retention.status == 64)
+        #expect(retention.errors.contains("--reply-retention-days must be above 0"), "\(retention.errors)")
+        let perUser = try await ServeProcess.run(["serve", "--db", folder + "/r.sqlite", "--replies-per-user", "0"])
+        #expect(perUser.status == 64)
+        #expect(perUser.errors.contains("--replies-per-user must be at least 1"), "\(perUser.errors)")
+        #expect(try TenantDirectoryTests.files(in: folder).isEmpty)
     }
 
     /// Every open tenant held by a request: another tenant's request is answered 503
