@@ -1,0 +1,13 @@
+/// The device's end of the live channel (Specs/live.md): a stream of ``LiveEvent``s from the
+/// server, beside the ``SyncTransport`` that carries requests.
+///
+/// Implementations: the in-process channel of a `RevisionServer` and, over HTTP, Server-Sent
+/// Events (`GET /sync/events`) and long-poll (`GET /sync/poll`). `SyncClient`'s live mode
+/// opens a channel, reacts to its events and opens it again when it ends or fails.
+public protocol LiveChannel: Sendable {
+    /// Opens the channel for a device whose cursor is `revision`. The stream's first event
+    /// is ``LiveEvent/ready(revision:)``; it finishes when the server ends the connection
+    /// (each has a bounded lifetime) and throws when the channel fails (open it again later).
+    /// Cancelling the task that iterates it closes the connection.
+    func events(since revision: Int64) -> AsyncThrowingStream<LiveEvent, any Error>
+}
