@@ -5,8 +5,10 @@ extension RevisionServer {
     /// ``ServerError/Code/storage``.
     ///
     /// Call it once no request is in flight (``TenantDirectory`` closes a tenant's server
-    /// only when no request holds it). Closing twice does nothing more.
+    /// only when no request holds it). Its live subscriptions end first. Closing twice does
+    /// nothing more.
     public func close() async {
+        live.finishAll()
         await storage.close()
     }
 }

@@ -40,6 +40,8 @@ extension RevisionServer {
         if let version { lifted.changeSets = version.lift(request.changeSets) }
         var response = try await answer(lifted, sent: request.changeSets, identity: identity)
         if let readable = options.readable { response = Self.readableOnly(response, by: identity, readable) }
+        // Committed: the live subscribers hear of it (the hub reads on a task of its own).
+        if maxRevision > before { live.advance(to: maxRevision) }
         return (version.map { $0.project(response) } ?? response, before, maxRevision)
     }
 

@@ -65,6 +65,8 @@ public actor RevisionServer {
         /// stored: 100 by default (at least 1). Replies of requests no transport
         /// authenticated go by age only.
         public var repliesPerUser = 100
+        /// The bounds of the live channel (``LiveHub/Options``).
+        public var live = LiveHub.Options()
         public init() {}
     }
 
@@ -91,6 +93,8 @@ public actor RevisionServer {
     let turnstile = Turnstile()
     /// The server's revision after the last request it answered.
     public internal(set) var maxRevision: Int64
+    /// Tells live subscribers what each commit changed (Specs/live.md).
+    public nonisolated let live: LiveHub
     /// The scope rules resolved against the schema (``Options/scopes``).
     let scopePlan: ScopePlan?
     /// Whether the storage's roots were checked against the rules since the server started.
@@ -146,6 +150,7 @@ public actor RevisionServer {
         self.migrations = migrations
         self.olderSchemas = olderSchemas
         maxRevision = state.maxRevision
+        live = LiveHub(revision: state.maxRevision, options: options.live, scoped: options.scopes != nil)
         self.schema = schema
         self.options = options
         self.storage = storage
@@ -168,6 +173,7 @@ public actor RevisionServer {
         }
         self.entities = entities
         self.positions = positions
+        live.attach(self)
     }
 
     /// A codec for this server's requests and answers, older versions' included.

@@ -50,6 +50,8 @@ public actor SyncClient {
     /// Who hears of every change (``changes()``, ``addObserver(_:)``), by token.
     var observers: [Int: @Sendable (StoreChange) -> Void] = [:]
     var nextObserver = 0
+    /// Live mode, while it runs (``startLive(over:options:)``).
+    var live: LiveSession?
     /// The sync running now and the one queued after it.
     private var running: Job?
     private var queued: Job?
@@ -95,7 +97,10 @@ public actor SyncClient {
     /// Runs `body` with the store (local edits, reads that must see them at once) on the
     /// client's executor, between sync rounds: never inside one.
     public func write<T: Sendable>(_ body: (Store) throws -> T) rethrows -> T {
-        defer { committed() }
+        defer {
+            committed()
+            live?.localWrite()
+        }
         return try body(store)
     }
 
@@ -185,6 +190,9 @@ public actor SyncClient {
         if previous == nil { running = Job(id: id, task: task) } else { queued = Job(id: id, task: task) }
         return id
     }
+
+    /// Whether a sync runs or waits to run.
+    var isSyncing: Bool { running != nil || queued != nil }
 
     /// Returns when no sync runs or waits to run.
     func waitForSyncs() async {

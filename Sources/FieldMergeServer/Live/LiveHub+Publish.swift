@@ -1,0 +1,148 @@
+import FieldMerge
+import FieldMergeProtocol
+
+extension LiveHub {
+    /// What one step tells one subscriber, and where it leaves it.
+    struct Update {
+        var event: LiveEvent?
+        var cursor: Int64
+        var seen: Int64
+        var grants: [RootSet]?
+    }
+
+    /// Reads steps until every subscriber has seen the latest revision the hub was told of.
+    func publish(_ server: RevisionServer) async {
+        while let lagging = nextStep() {
+            let (revision, updates) = await step(lagging, server: server)
+            let sends = state.withLock { state -> [(AsyncStream<LiveEvent>.Continuation, LiveEvent)] in
+                state.published = max(state.published, revision)
+                // A revision the storage does not have yet is looked for again only when the
+                // hub is told of a commit (no step after step for nothing).
+                state.target = state.told ? max(state.target, revision) : revision
+                var sends: [(AsyncStream<LiveEvent>.Continuation, LiveEvent)] = []
+                for (id, update) in updates {
+                    guard var subscriber = state.subscribers[id] else { continue }
+                    subscriber.cursor = update.cursor
+                    subscriber.seen = update.seen
+                    if let grants = update.grants { subscriber.grants = grants }
+                    state.subscribers[id] = subscriber
+                    if let event = update.event { sends.append((subscriber.continuation, event)) }
+                }
+                return sends
+            }
+            // Outside the lock: a stream's buffer policy drops its oldest event when full.
+            for (continuation, event) in sends { continuation.yield(event) }
+        }
+    }
+
+    /// The subscribers behind the latest revision, or nil: publishing ends.
+    private func nextStep() -> [Int: Subscriber]? {
+        state.withLock { state in
+            let target = state.target
+            let lagging = state.subscribers.filter { needsStep($0.value, target: target) }
+            guard lagging.isEmpty else {
+                state.told = false
+                return lagging
+            }
+            state.published = max(state.published, state.target)
+            state.publishing = false
+            return nil
+        }
+    }
+
+    /// One step for `lagging`: the server's latest revision and each subscriber's update.
+    /// When the storage fails, every one of them is poked (its device's sync will tell).
+    private func step(_ lagging: [Int: Subscriber], server: RevisionServer) async -> (Int64, [Int: Update]) {
+        let target = state.withLock { state in state.target }
+        do {
+            return scoped
+                ? try await scopedStep(lagging, server: server)
+                : try await pageStep(lagging, server: server)
+        } catch {
+            // Grants unknown after a failure: empty, so the next step that works pokes.
+            return (target, lagging.mapValues { _ in
+                Update(event: .poke(revision: target), cursor: target, seen: target, grants: scoped ? [] : nil)
+            })
+        }
+    }
+
+    /// Without scopes: one page per distinct `seen` (all of them, usually), filtered by what
+    /// each identity may read and encoded once per distinct filter.
+    private func pageStep(_ lagging: [Int: Subscriber], server: RevisionServer) async throws -> (Int64, [Int: Update]) {
+        let (latest, pages) = try await server.livePages(after: Set(lagging.values.map(\.seen)), limit: options.maxRecords)
+        let readable = server.options.readable
+        let names = server.schema.entities.map(\.name)
+        // The encoded page, by its `seen` and the entities its readers may read.
+        var encoded: [EncodingKey: [UInt8]?] = [:]
+        var updates: [Int: Update] = [:]
+        for (id, subscriber) in lagging {
+            let poke = Update(event: .poke(revision: latest), cursor: latest, seen: latest)
+            guard let found = pages[subscriber.seen], let page = found else {
+                updates[id] = poke
+                continue
+            }
+            let mask = readable.map { readable in names.map { readable(subscriber.identity, $0) } } ?? []
+            let key = EncodingKey(seen: subscriber.seen, readable: mask)
+            let json: [UInt8]?
+            if let made = encoded[key] {
+                json = made
+            } else {
+                let filtered = readable.map { RevisionServer.readableOnly(page, by: subscriber.identity, $0) } ?? page
+                let empty = filtered.changeSets.allSatisfy { $0.entities.isEmpty }
+                json = empty ? nil : server.codec.encode(filtered)
+                encoded[key] = json
+            }
+            guard let json else {
+                // Nothing it may read changed: no event, no wake-up.
+                updates[id] = Update(event: nil, cursor: subscriber.cursor, seen: page.maxRevision)
+                continue
+            }
+            guard subscriber.takesPages, json.count <= options.maxBytes else {
+                updates[id] = poke
+                continue
+            }
+            let event = LiveEvent.changes(after: subscriber.cursor, revision: page.maxRevision, response: json)
+            updates[id] = Update(event: event, cursor: page.maxRevision, seen: page.maxRevision)
+        }
+        return (latest, updates)
+    }
+
+    private struct EncodingKey: Hashable {
+        var seen: Int64
+        var readable: [Bool]
+    }
+
+    /// With scopes: whether anything each subscriber's device keeps changed (or its grants
+    /// did), asked once per distinct identity and `seen`; a device told so syncs itself.
+    private func scopedStep(_ lagging: [Int: Subscriber], server: RevisionServer) async throws -> (Int64, [Int: Update]) {
+        var queries: [LiveQuery] = []
+        var index: [LiveQuery: Int] = [:]
+        for subscriber in lagging.values {
+            let query = LiveQuery(identity: subscriber.identity, after: subscriber.seen)
+            if index[query] == nil {
+                index[query] = queries.count
+                queries.append(query)
+            }
+        }
+        let (latest, answers) = try await server.liveNews(queries)
+        var updates: [Int: Update] = [:]
+        for (id, subscriber) in lagging {
+            let answer = answers[index[LiveQuery(identity: subscriber.identity, after: subscriber.seen)]!]
+            // A new subscriber's grants are learnt now: news only if anything committed since
+            // it subscribed (its device synced up to then at most; one sync too many at worst).
+            let regranted = subscriber.grants == nil ? latest > subscriber.seen : subscriber.grants != answer.grants
+            if answer.news || regranted {
+                updates[id] = Update(event: .poke(revision: latest), cursor: latest, seen: latest, grants: answer.grants)
+            } else {
+                updates[id] = Update(event: nil, cursor: subscriber.cursor, seen: latest, grants: answer.grants)
+            }
+        }
+        return (latest, updates)
+    }
+}
+
+/// One question of a scoped step: did anything `identity`'s devices keep change after `after`?
+struct LiveQuery: Hashable {
+    var identity: SyncIdentity?
+    var after: Int64
+}

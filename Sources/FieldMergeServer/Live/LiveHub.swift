@@ -1,0 +1,157 @@
+import FieldMerge
+import FieldMergeProtocol
+import Synchronization
+
+/// Tells a server's live subscribers what changed (Specs/live.md): each commit that moves the
+/// server's revision wakes the hub, which reads the changes once and hands every subscriber
+/// the event it needs: the changes themselves (one page, encoded once for every subscriber
+/// that reads the same entities), a ``LiveEvent/poke(revision:)`` when a page would be too
+/// large or its device must ask itself (scopes, an older schema version), or nothing when
+/// nothing it may read changed.
+///
+/// A subscriber costs a small record and a buffer of at most ``Options/buffer`` events, no
+/// thread: a subscriber that does not read loses its oldest events, never holds more, and
+/// its device, finding its cursor behind the next event it reads, syncs. Bursts coalesce:
+/// while the hub reads one step, later commits wait and are read together in the next.
+public final class LiveHub: Sendable {
+    /// Bounds of the hub.
+    public struct Options: Sendable {
+        /// The most records a ``LiveEvent/changes(after:revision:response:)`` event carries;
+        /// a larger step is a ``LiveEvent/poke(revision:)``. 1,000 by default.
+        public var maxRecords = 1_000
+        /// The most bytes of response JSON such an event carries (else a poke). 256 KiB.
+        public var maxBytes = 256 << 10
+        /// Events kept per subscriber that has not read them yet; past it the oldest go. 16.
+        public var buffer = 16
+        /// The most subscribers at once (a subscription past it is refused, 503). 10,000.
+        public var maxSubscribers = 10_000
+
+        public init() {}
+    }
+
+    /// One subscriber: who it is and where its device stands as far as the hub knows.
+    struct Subscriber {
+        var identity: SyncIdentity?
+        var continuation: AsyncStream<LiveEvent>.Continuation
+        /// The revision its device was last brought to by an event (`ready`, `changes`, `poke`).
+        var cursor: Int64
+        /// The revision up to which the hub looked for it: nothing it may read changed in
+        /// `cursor ... seen`.
+        var seen: Int64
+        /// Whether it takes `changes` events (a device of the server's current schema version).
+        var takesPages: Bool
+        /// The roots its identity was granted when the hub last looked (servers with scopes).
+        var grants: [RootSet]?
+    }
+
+    struct State {
+        /// The hub's server (which owns the hub), set once it is made.
+        weak var server: RevisionServer?
+        var subscribers: [Int: Subscriber] = [:]
+        /// The latest revision the hub has read.
+        var published: Int64
+        /// The latest revision it was told of.
+        var target: Int64
+        var publishing = false
+        /// Whether the hub was told of a revision since its current step began.
+        var told = false
+    }
+
+    public let options: Options
+    /// Whether the server has scope rules (events are then pokes, decided per identity).
+    let scoped: Bool
+    let state: Mutex<State>
+    private let ids = Atomic<Int>(0)
+
+    init(revision: Int64, options: Options, scoped: Bool) {
+        self.options = options
+        self.scoped = scoped
+        state = Mutex(State(published: revision, target: revision))
+    }
+
+    /// Subscribers now.
+    public var subscribers: Int { state.withLock { $0.subscribers.count } }
+
+    /// The latest revision the hub has read (what a new subscriber's `ready` says).
+    public var revision: Int64 { state.withLock { $0.published } }
+
+    /// A new subscriber's events: first ``LiveEvent/ready(revision:)`` with the hub's
+    /// revision (a device behind it syncs), then what changes after it. Ending the iteration
+    /// (or dropping the stream) unsubscribes.
+    ///
+    /// - Parameters:
+    ///   - identity: Who subscribes (as for a request): it receives only what it may read.
+    ///   - takesPages: False for a device that must sync itself for every change (a client of
+    ///     an older schema version): it gets pokes only.
+    /// - Throws: ``ServerError/Code/unavailable`` past ``Options/maxSubscribers``.
+    public func subscribe(identity: SyncIdentity?, takesPages: Bool = true) throws(ServerError) -> AsyncStream<LiveEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(of: LiveEvent.self, bufferingPolicy: .bufferingNewest(max(1, options.buffer)))
+        let id = ids.add(1, ordering: .relaxed).newValue
+        continuation.onTermination = { [weak self] _ in self?.remove(id) }
+        let maxSubscribers = options.maxSubscribers
+        let scoped = scoped
+        try state.withLock { (state: inout State) throws(ServerError) in
+            guard state.subscribers.count < maxSubscribers else {
+                throw ServerError(.unavailable, "the server has \(maxSubscribers) live subscribers, its limit; try again later")
+            }
+            state.subscribers[id] = Subscriber(
+                identity: identity, continuation: continuation, cursor: state.published, seen: state.published, takesPages: takesPages)
+            continuation.yield(.ready(revision: state.published))
+        }
+        // With scopes, the hub learns the subscriber's grants at once (what it compares later).
+        if scoped { wake() }
+        return stream
+    }
+
+    /// Ties the hub to the server that owns it (once, as the server is made).
+    func attach(_ server: RevisionServer) {
+        state.withLock { $0.server = server }
+    }
+
+    /// Whether the hub is reading no step now (tests wait for it).
+    package var isIdle: Bool { state.withLock { !$0.publishing } }
+
+    private func remove(_ id: Int) {
+        _ = state.withLock { $0.subscribers.removeValue(forKey: id) }
+    }
+
+    /// Ends every subscription (a server shutting down): each stream finishes.
+    public func finishAll() {
+        let continuations = state.withLock { state in
+            defer { state.subscribers.removeAll() }
+            return state.subscribers.values.map(\.continuation)
+        }
+        for continuation in continuations { continuation.finish() }
+    }
+
+    /// Tells the hub the server's revision moved to `revision` (after a commit here, or one
+    /// another process made). Returns at once; the hub reads the changes on a task of its own.
+    public func advance(to revision: Int64) {
+        state.withLock {
+            $0.target = max($0.target, revision)
+            $0.told = true
+        }
+        wake()
+    }
+
+    /// Starts a task that reads steps, unless one runs or no subscriber needs one.
+    private func wake() {
+        let server = state.withLock { state -> RevisionServer? in
+            guard !state.publishing, let server = state.server else { return nil }
+            if state.subscribers.isEmpty {
+                state.published = max(state.published, state.target)
+                return nil
+            }
+            guard state.subscribers.values.contains(where: { needsStep($0, target: state.target) }) else { return nil }
+            state.publishing = true
+            return server
+        }
+        if let server { Task { await self.publish(server) } }
+    }
+
+    /// Whether a step must look at `subscriber`: it has not seen `target`, or (with scopes)
+    /// its grants are not known yet.
+    func needsStep(_ subscriber: Subscriber, target: Int64) -> Bool {
+        subscriber.seen < target || (scoped && subscriber.grants == nil)
+    }
+}

@@ -1,0 +1,106 @@
+import FieldMerge
+import FieldMergeProtocol
+import Synchronization
+
+/// One run of live mode: the task that reads the channel, the task that syncs when told,
+/// and the outcomes they report (``SyncClient/startLive(over:options:)``).
+final class LiveSession: Sendable {
+    let outcomes: AsyncStream<LiveOutcome>
+    private let report: AsyncStream<LiveOutcome>.Continuation
+    /// Wake-ups of the syncer: at most one waits (the buffer keeps the newest one).
+    private let wakes: AsyncStream<Void>.Continuation
+    private let debouncing = Mutex(false)
+    private let options: LiveOptions
+    private let tasks = Mutex<[Task<Void, Never>]>([])
+
+    init(client: SyncClient, channel: any LiveChannel, options: LiveOptions) {
+        self.options = options
+        (outcomes, report) = AsyncStream.makeStream(of: LiveOutcome.self, bufferingPolicy: .bufferingNewest(64))
+        let (wakeups, wakes) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        self.wakes = wakes
+        let report = report
+        let syncer = Task {
+            for await _ in wakeups {
+                do throws(SyncError) {
+                    report.yield(.synced(try await client.sync()))
+                } catch {
+                    if Task.isCancelled { break }
+                    report.yield(.syncFailed(error))
+                }
+            }
+        }
+        let reader = Task { [wakes] in
+            await Self.read(channel, client: client, options: options, report: report, wake: { wakes.yield() })
+        }
+        tasks.withLock { $0 = [reader, syncer] }
+    }
+
+    /// A local write happened: sync after the debounce (one sync for every write in it).
+    func localWrite() {
+        let start = debouncing.withLock { busy -> Bool in
+            defer { busy = true }
+            return !busy
+        }
+        guard start else { return }
+        let delay = options.debounce
+        Task { [self] in
+            try? await Task.sleep(for: delay)
+            debouncing.withLock { $0 = false }
+            wakes.yield()
+        }
+    }
+
+    func stop() {
+        wakes.finish()
+        for task in tasks.withLock({ $0 }) { task.cancel() }
+    }
+
+    /// Returns when both tasks have ended; the outcomes then finish.
+    func finished() async {
+        for task in tasks.withLock({ $0 }) { await task.value }
+        report.finish()
+    }
+
+    /// Reads the channel until cancelled: each event handled by the client, the channel
+    /// opened again at once when the server ended it and after a backoff when it failed.
+    private static func read(
+        _ primary: any LiveChannel, client: SyncClient, options: LiveOptions,
+        report: AsyncStream<LiveOutcome>.Continuation, wake: @Sendable () -> Void
+    ) async {
+        var failures = 0
+        var usesFallback = false
+        while !Task.isCancelled {
+            let channel = usesFallback ? options.fallback ?? primary : primary
+            var received = false
+            var failure: String?
+            do {
+                for try await event in channel.events(since: await client.liveCursor) {
+                    received = true
+                    failures = 0
+                    if case .ready(let revision) = event { report.yield(.connected(revision: revision)) }
+                    switch await client.handle(event) {
+                    case .nothing: break
+                    case .sync: wake()
+                    case .applied(let summary): report.yield(.applied(summary))
+                    }
+                }
+            } catch {
+                failure = "\(error)"
+            }
+            if Task.isCancelled { break }
+            // A channel that ends without a single event counts as failing (no hot loop).
+            guard failure != nil || !received else {
+                report.yield(.disconnected(error: nil, retryIn: .zero))
+                continue
+            }
+            failures += 1
+            if !usesFallback, options.fallback != nil, failures >= options.fallbackAfter {
+                usesFallback = true
+                failures = 0
+            }
+            let delay = options.backoff(after: max(failures, 1), unit: Double.random(in: 0...1))
+            report.yield(.disconnected(error: failure ?? "the channel ended before its first event", retryIn: delay))
+            do { try await Task.sleep(for: delay) } catch { break }
+        }
+    }
+}

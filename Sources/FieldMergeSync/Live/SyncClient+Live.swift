@@ -1,0 +1,84 @@
+import FieldMerge
+import FieldMergeProtocol
+import FieldMergeSQLite
+
+extension SyncClient {
+    /// Keeps the store in step with the server until ``stopLive()``: `channel` stays open
+    /// (opened again with backoff and jitter when it fails, and on ``LiveOptions/fallback``
+    /// after failures in a row); changes the server pushes are applied at once, without a
+    /// request, when the store stands where they start; otherwise, and when the server says
+    /// only that something changed, the client syncs. Local ``write(_:)``s are sent after
+    /// ``LiveOptions/debounce``. Syncs never pile up: at most one runs and one waits, however
+    /// many events and writes arrive (and an app's own ``sync(maxRounds:progress:)`` joins them).
+    ///
+    /// An app going to the background calls ``stopLive()`` and, back in front,
+    /// `startLive` again: the channel's first event tells whether anything changed meanwhile.
+    /// Starting while live mode runs stops the running one first.
+    ///
+    /// - Returns: What live mode does, in order; the stream keeps the latest 64 outcomes an
+    ///   app has not read, and finishes when live mode stops.
+    @discardableResult
+    public func startLive(over channel: any LiveChannel, options: LiveOptions = LiveOptions()) -> AsyncStream<LiveOutcome> {
+        live?.stop()
+        let session = LiveSession(client: self, channel: channel, options: options)
+        live = session
+        return session.outcomes
+    }
+
+    /// Stops live mode: closes the channel, lets a sync in flight finish, and returns when
+    /// live mode has stopped. Nothing is lost: pending changes stay in the store for the next
+    /// sync.
+    public func stopLive() async {
+        guard let session = live else { return }
+        live = nil
+        session.stop()
+        await session.finished()
+    }
+
+    /// Whether live mode runs.
+    public var isLive: Bool { live != nil }
+
+    /// What to do about one event of the channel.
+    enum LiveAction {
+        case nothing
+        case sync
+        case applied(SyncSummary)
+    }
+
+    /// Reacts to one event: apply pushed changes that start where the store stands (and no
+    /// sync runs or waits, and no request awaits its answer), sync when the store is behind
+    /// otherwise, or do nothing.
+    func handle(_ event: LiveEvent) -> LiveAction {
+        let cursor = store.maxRevision
+        switch event {
+        case .ready(let revision):
+            if revision > cursor { return .sync }
+            let pending = (try? store.captureExternalWrites()).map { _ in (try? store.pendingChanges(limit: 1))?.isEmpty == false }
+            return pending == true ? .sync : .nothing
+        case .poke(let revision):
+            return revision > cursor ? .sync : .nothing
+        case .changes(let after, let revision, let json):
+            guard revision > cursor else { return .nothing }
+            guard after == cursor, !isSyncing, (try? store.inFlightRequest()) == nil else { return .sync }
+            do {
+                let response = try Self.decode(json, codec: codec, probe: probe)
+                guard response.maxRevision == revision, !response.hasMore, response.changeSets.allSatisfy({ $0.conflict != true }) else {
+                    return .sync
+                }
+                var summary = SyncSummary()
+                var refused: Set<String> = []
+                var ahead: Prefetch?
+                let exchange = Exchange(response: response, bytesSent: 0, bytesReceived: json.count)
+                _ = try absorb(exchange, pending: [], summary: &summary, refused: &refused, ahead: &ahead)
+                summary.rounds = 0
+                return .applied(summary)
+            } catch {
+                // Whatever went wrong (a page this client cannot read), a sync gets it right.
+                return .sync
+            }
+        }
+    }
+
+    /// The store's revision (where a channel opens).
+    var liveCursor: Int64 { store.maxRevision }
+}
