@@ -14,6 +14,8 @@ struct ConnectionClock {
         var read: TimeAmount
         var request: TimeAmount
         var idle: TimeAmount
+        /// How long a response may wait while the connection takes no more bytes.
+        var write: TimeAmount = .seconds(30)
     }
 
     /// Why a connection is closed when its deadline passes.

@@ -28,6 +28,8 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     private let registry: ConnectionRegistry
     private let logger: Logger
     private var timer: Scheduled<Void>?
+    /// Closes the connection when it stays unwritable for the write timeout.
+    private var stall: Scheduled<Void>?
     private var timerDeadline: NIODeadline?
     private var reported: NIODeadline?
     private var answered = false
@@ -45,11 +47,36 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         changed(context)
     }
 
-    func handlerRemoved(context: ChannelHandlerContext) { cancelTimer() }
+    func handlerRemoved(context: ChannelHandlerContext) {
+        cancelTimer()
+        cancelStall()
+    }
 
     func channelInactive(context: ChannelHandlerContext) {
         cancelTimer()
+        cancelStall()
         context.fireChannelInactive()
+    }
+
+    /// A connection that takes no more bytes (the client does not read what the server
+    /// writes) is closed once that lasted the write timeout; writes then fail, so a live
+    /// stream ends instead of waiting forever.
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable {
+            cancelStall()
+        } else if stall == nil {
+            let logger = logger
+            stall = context.eventLoop.assumeIsolated().scheduleTask(in: clock.timeouts.write) {
+                logger.notice("connection closed: the client read nothing of the response within the write timeout")
+                context.close(promise: nil)
+            }
+        }
+        context.fireChannelWritabilityChanged()
+    }
+
+    private func cancelStall() {
+        stall?.cancel()
+        stall = nil
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {

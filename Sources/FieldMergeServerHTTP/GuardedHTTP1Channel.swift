@@ -42,6 +42,6 @@ struct GuardedHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
 
 extension SyncHTTPServer.Configuration {
     var connectionTimeouts: ConnectionClock.Timeouts {
-        .init(read: TimeAmount(readTimeout), request: TimeAmount(requestTimeout), idle: TimeAmount(idleTimeout))
+        .init(read: TimeAmount(readTimeout), request: TimeAmount(requestTimeout), idle: TimeAmount(idleTimeout), write: TimeAmount(writeTimeout))
     }
 }

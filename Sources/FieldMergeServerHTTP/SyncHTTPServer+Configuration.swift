@@ -42,6 +42,17 @@ extension SyncHTTPServer {
         /// receiving one that is not whole yet), or is itself closed at once when every open
         /// connection is being answered.
         public var maxConnections: Int
+        /// How long a response may wait for a client that does not read it (the connection
+        /// cannot take more bytes) before the connection is closed: a live subscriber that
+        /// stopped reading, a download that stalled. 30 seconds by default.
+        public var writeTimeout: Duration = .seconds(30)
+        /// The longest a `GET /sync/events` connection lasts before the server ends it (the
+        /// client opens another): 5 minutes by default, less up to a tenth at random.
+        public var liveLifetime: Duration = .seconds(300)
+        /// How long a live connection may be quiet before a keep-alive comment goes: 15 s.
+        public var liveKeepAlive: Duration = .seconds(15)
+        /// The longest a `GET /sync/poll` waits for an event: 60 s (its `wait` asks for less).
+        public var longPollMaxWait: Duration = .seconds(60)
 
         public init(
             host: String = "127.0.0.1", port: Int = 8080, maxRequestBytes: Int = 64 << 20,
@@ -75,6 +86,8 @@ extension SyncHTTPServer {
         public var gzipResponses = 0
         /// Requests answered 400 or 413.
         public var rejected = 0
+        /// `GET /sync/events` subscriptions opened.
+        public var liveSubscriptions = 0
 
         public init() {}
     }

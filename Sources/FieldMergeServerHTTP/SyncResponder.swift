@@ -3,7 +3,8 @@ import FieldMergeProtocol
 import Hummingbird
 import Logging
 
-/// The endpoint's routes: `POST /sync` and `GET`/`HEAD /health`, with 405 for the other
+/// The endpoint's routes: `POST /sync`, `GET /sync/events` and `GET /sync/poll` (live sync),
+/// and `GET`/`HEAD /health`, with 405 for the other
 /// methods on them and a JSON 404 everywhere else.
 struct SyncResponder: Sendable {
     let host: RevisionServerHost
@@ -29,6 +30,16 @@ struct SyncResponder: Sendable {
                 guard request.uri.path == "/sync" else { return notFound(request) }
                 guard request.method == .post else { return methodNotAllowed(allow: "POST") }
                 return try await sync(request, context: context)
+            }
+            router.on("/sync/events", method: method) { request, context in
+                guard request.uri.path == "/sync/events" else { return notFound(request) }
+                guard request.method == .get else { return methodNotAllowed(allow: "GET") }
+                return try await events(request, context: context)
+            }
+            router.on("/sync/poll", method: method) { request, context in
+                guard request.uri.path == "/sync/poll" else { return notFound(request) }
+                guard request.method == .get else { return methodNotAllowed(allow: "GET") }
+                return try await poll(request, context: context)
             }
             router.on("/health", method: method) { request, _ in
                 guard request.uri.path == "/health" else { return notFound(request) }

@@ -1,0 +1,154 @@
+import FieldMergeServer
+import FieldMergeProtocol
+import Hummingbird
+import ServiceLifecycle
+
+extension SyncResponder {
+    /// `GET /sync/events`: the server's live events as Server-Sent Events (Specs/live.md),
+    /// for the request's identity and, with tenants, its tenant: `ready` first, then
+    /// `changes` and `poke`, a keep-alive comment after every quiet
+    /// ``SyncHTTPServer/Configuration/liveKeepAlive``, until the connection's lifetime ends
+    /// (``SyncHTTPServer/Configuration/liveLifetime``, less up to a tenth at random so that a
+    /// fleet does not reconnect at once), the server shuts down or the client goes.
+    func events<Context: SyncRequestContext>(_ request: Request, context: Context) async throws -> Response {
+        let subscription: Subscription
+        switch await subscribe(request, context: context) {
+        case .success(let made): subscription = made
+        case .failure(let refusal): return refusal.response
+        }
+        // A tenant without a data set has an empty server: the device comes back soon, when
+        // a write may have created it.
+        let absent = subscription.destination.lease.map { !$0.exists } ?? false
+        let lifetime = absent ? min(configuration.liveLifetime, .seconds(30)) : configuration.liveLifetime * Double.random(in: 0.9...1)
+        let keepAlive = configuration.liveKeepAlive
+        host.count { $0.liveSubscriptions += 1 }
+        let headers: HTTPFields = [.contentType: "text/event-stream", .cacheControl: "no-store", .init("X-Accel-Buffering")!: "no"]
+        return Response(status: .ok, headers: headers, body: ResponseBody { writer in
+            defer { subscription.release() }
+            try await Self.stream(subscription.events, to: &writer, lifetime: lifetime, keepAlive: keepAlive)
+            try await writer.finish(nil)
+        })
+    }
+
+    /// `GET /sync/poll?since=N&wait=S`: the first event past revision N as the one event of a
+    /// `text/event-stream` body, or 204 after S seconds (30 by default, at most
+    /// ``SyncHTTPServer/Configuration/longPollMaxWait``) with nothing new; for networks whose
+    /// proxies hold Server-Sent Events back.
+    func poll<Context: SyncRequestContext>(_ request: Request, context: Context) async throws -> Response {
+        let query = request.uri.queryParameters
+        guard let since = query["since"].map({ Int64(String($0)) }) ?? 0, since >= 0 else {
+            return errorResponse(.badRequest, WireErrorBody(error: "badRequest", message: "'since' must be a revision (an integer ≥ 0)"))
+        }
+        guard let wait = query["wait"].map({ Double(String($0)) }) ?? 30, wait.isFinite, wait >= 0 else {
+            return errorResponse(.badRequest, WireErrorBody(error: "badRequest", message: "'wait' must be a number of seconds ≥ 0"))
+        }
+        let subscription: Subscription
+        switch await subscribe(request, context: context) {
+        case .success(let made): subscription = made
+        case .failure(let refusal): return refusal.response
+        }
+        defer { subscription.release() }
+        let longest = min(Duration.milliseconds(Int64(wait * 1000)), configuration.longPollMaxWait)
+        guard let event = await Self.first(subscription.events, after: since, within: longest) else {
+            return Response(status: .noContent, headers: [.cacheControl: "no-store"])
+        }
+        return Response(
+            status: .ok, headers: [.contentType: "text/event-stream", .cacheControl: "no-store"],
+            body: .init(byteBuffer: ByteBuffer(bytes: event.serverSentEvent)))
+    }
+
+    /// A live subscription and what holds it (a tenant's lease), released once.
+    struct Subscription: Sendable {
+        var events: AsyncStream<LiveEvent>
+        var destination: SyncDestination
+
+        func release() {
+            guard let lease = destination.lease else { return }
+            Task { await lease.release() }
+        }
+    }
+
+    /// Subscribes the request's identity at its server (found as for `POST /sync`); a device
+    /// of another schema version (`schema=` its fingerprint) is sent pokes only.
+    private func subscribe<Context: SyncRequestContext>(_ request: Request, context: Context) async -> Result<Subscription, LiveRefusal> {
+        let identity = context.syncIdentity
+        let destination: SyncDestination
+        do {
+            destination = try await host.destination(for: identity, limits: configuration.limits, default: codec)
+        } catch {
+            return .failure(LiveRefusal(response: errorResponse(HTTPResponse.Status(code: error.status), error.body)))
+        }
+        let fingerprint = request.uri.queryParameters["schema"].map(String.init)
+        do {
+            let events = try destination.server.live.subscribe(
+                identity: identity, takesPages: fingerprint.map { $0 == destination.codec.schemaFingerprint } ?? true)
+            return .success(Subscription(events: events, destination: destination))
+        } catch {
+            if let lease = destination.lease { await lease.release() }
+            return .failure(LiveRefusal(response: errorResponse(HTTPResponse.Status(code: error.status), error.body)))
+        }
+    }
+
+    struct LiveRefusal: Error { var response: Response }
+
+    /// What the event stream writes next.
+    private enum Output: Sendable { case event(LiveEvent), keepAlive, end }
+
+    /// Writes `events` as Server-Sent Events, with keep-alives, until `lifetime` passes, the
+    /// events end (the server closed), a graceful shutdown begins or a write fails (the client
+    /// went, or stopped reading past the connection's write timeout).
+    static func stream(
+        _ events: AsyncStream<LiveEvent>, to writer: inout any ResponseBodyWriter, lifetime: Duration, keepAlive: Duration
+    ) async throws {
+        let (outputs, sink) = AsyncStream.makeStream(of: Output.self, bufferingPolicy: .bufferingNewest(64))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for await event in events { sink.yield(.event(event)) }
+                sink.yield(.end)
+            }
+            group.addTask {
+                while true {
+                    try await Task.sleep(for: keepAlive)
+                    sink.yield(.keepAlive)
+                }
+            }
+            group.addTask {
+                try await Task.sleep(for: lifetime)
+                sink.yield(.end)
+            }
+            defer { group.cancelAll() }
+            try await withGracefulShutdownHandler {
+                loop: for await output in outputs {
+                    switch output {
+                    case .event(let event): try await writer.write(ByteBuffer(bytes: event.serverSentEvent))
+                    case .keepAlive: try await writer.write(ByteBuffer(bytes: LiveEvent.keepAlive))
+                    case .end: break loop
+                    }
+                }
+            } onGracefulShutdown: {
+                sink.yield(.end)
+            }
+        }
+    }
+
+    /// The first of `events` past revision `since`, or nil after `longest` or when a graceful
+    /// shutdown begins.
+    static func first(_ events: AsyncStream<LiveEvent>, after since: Int64, within longest: Duration) async -> LiveEvent? {
+        await withTaskGroup(of: LiveEvent?.self) { group in
+            group.addTask {
+                for await event in events where event.revision > since { return event }
+                return nil
+            }
+            group.addTask {
+                try? await Task.sleep(for: longest)
+                return nil
+            }
+            group.addTask {
+                try? await gracefulShutdown()
+                return nil
+            }
+            defer { group.cancelAll() }
+            return await group.next() ?? nil
+        }
+    }
+}

@@ -1,0 +1,170 @@
+import FieldMerge
+import FieldMergeProtocol
+import FieldMergeSQLite
+import FieldMergeServer
+import FieldMergeServerHTTP
+import FieldMergeServerSQLite
+import FieldMergeSync
+import FieldMergeSyncHTTP
+import Foundation
+import Hummingbird
+import Logging
+import ServiceLifecycle
+import Synchronization
+import Testing
+
+/// `GET /sync/events` and `GET /sync/poll` on the wire (Specs/live.md, Specs/http.md §2).
+@Suite struct LiveEndpointTests {
+    static let eventsRequest = "GET /sync/events HTTP/1.1\r\nHost: test\r\nAccept: text/event-stream\r\n\r\n"
+
+    /// Reads until `received` contains `text` (at most 20 s); whether it did.
+    static func read(_ connection: RawConnection, until text: String) async -> Bool {
+        let start = ContinuousClock.now
+        while ContinuousClock.now - start < .seconds(20) {
+            if String(decoding: connection.received, as: UTF8.self).contains(text) { return true }
+            if connection.closed { return false }
+            await connection.wait(for: .milliseconds(50))
+        }
+        return false
+    }
+
+    /// One list written through `POST /sync` by a client of its own.
+    static func writeList(_ name: String, to running: RunningServer, replica: UInt64) async throws {
+        let client = SyncClient(
+            store: try Store(.memory, schema: try httpTestSchema(), replica: ReplicaID(replica)),
+            transport: HTTPTransport(url: running.syncURL))
+        try await client.write { _ = try $0.insert("lists", values: [.text(name)]) }
+        _ = try await client.sync()
+    }
+
+    @Test func eventsStreamReadyThenEachCommitsChanges() async throws {
+        try await withHTTPServer(try RevisionServer(.memory, schema: try httpTestSchema())) { running in
+            let connection = try await RawConnection.open(port: running.port, sending: Self.eventsRequest)
+            #expect(await Self.read(connection, until: "event: ready\nid: 0\ndata: 0\n\n"))
+            let head = String(decoding: connection.received, as: UTF8.self)
+            #expect(head.hasPrefix("HTTP/1.1 200"))
+            #expect(head.lowercased().contains("content-type: text/event-stream"))
+            try await Self.writeList("Pushed", to: running, replica: 1)
+            #expect(await Self.read(connection, until: "event: changes\nid: 1\ndata: 0\ndata: {"))
+            #expect(String(decoding: connection.received, as: UTF8.self).contains("Pushed"))
+            #expect(running.http.statistics.liveSubscriptions == 1)
+        }
+    }
+
+    @Test func keepAlivesComeWhileNothingChanges() async throws {
+        var configuration = SyncHTTPServer.Configuration(port: 0)
+        configuration.liveKeepAlive = .milliseconds(100)
+        try await withHTTPServer(try RevisionServer(.memory, schema: try httpTestSchema()), configuration: configuration) { running in
+            let connection = try await RawConnection.open(port: running.port, sending: Self.eventsRequest)
+            #expect(await Self.read(connection, until: ": keep-alive\n\n"))
+        }
+    }
+
+    @Test func aConnectionEndsWhenItsLifetimeDoes() async throws {
+        var configuration = SyncHTTPServer.Configuration(port: 0)
+        configuration.liveLifetime = .milliseconds(300)
+        try await withHTTPServer(try RevisionServer(.memory, schema: try httpTestSchema()), configuration: configuration) { running in
+            let connection = try await RawConnection.open(port: running.port, sending: Self.eventsRequest)
+            #expect(await Self.read(connection, until: "event: ready"))
+            // The chunked body ends (its last chunk), and the hub forgets the subscriber.
+            #expect(await Self.read(connection, until: "\r\n0\r\n\r\n"))
+            let server = try await running.http.withServer { $0 }
+            #expect(try await LiveWait.eventually { server.live.subscribers == 0 })
+        }
+    }
+
+    @Test func pollAnswersTheFirstEventPastItsRevisionOr204() async throws {
+        try await withHTTPServer(try RevisionServer(.memory, schema: try httpTestSchema())) { running in
+            let quiet = try await RawHTTP.exchange(port: running.port, raw: Array("GET /sync/poll?since=0&wait=0.2 HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n".utf8))
+            #expect(quiet.status == 204)
+            try await Self.writeList("First", to: running, replica: 1)
+            // Behind: answered at once with the server's revision.
+            let behind = try await RawHTTP.exchange(port: running.port, raw: Array("GET /sync/poll?since=0&wait=20 HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n".utf8))
+            #expect(behind.status == 200)
+            #expect(String(decoding: behind.body, as: UTF8.self) == "event: ready\nid: 1\ndata: 1\n\n")
+            // Waiting at revision 1: the next commit's page comes.
+            async let waiting = RawHTTP.exchange(port: running.port, raw: Array("GET /sync/poll?since=1&wait=20 HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n".utf8))
+            let server = try await running.http.withServer { $0 }
+            #expect(try await LiveWait.eventually { server.live.subscribers == 1 })
+            try await Self.writeList("Second", to: running, replica: 2)
+            let page = try await waiting
+            #expect(page.status == 200)
+            let text = String(decoding: page.body, as: UTF8.self)
+            #expect(text.hasPrefix("event: changes\nid: 2\ndata: 1\ndata: {") && text.contains("Second"))
+        }
+    }
+
+    @Test func pollRefusesABadRevisionAndOtherMethods() async throws {
+        try await withHTTPServer(try RevisionServer(.memory, schema: try httpTestSchema())) { running in
+            let bad = try await RawHTTP.exchange(port: running.port, raw: Array("GET /sync/poll?since=-3 HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n".utf8))
+            #expect(bad.status == 400)
+            #expect(String(decoding: bad.body, as: UTF8.self).contains("\"badRequest\""))
+            let post = try await RawHTTP.exchange(port: running.port, raw: Array("POST /sync/events HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".utf8))
+            #expect(post.status == 405)
+            #expect(post.headers["allow"] == "GET")
+        }
+    }
+
+    @Test func aClientThatStopsReadingIsDropped() async throws {
+        var configuration = SyncHTTPServer.Configuration(port: 0)
+        configuration.writeTimeout = .milliseconds(500)
+        let ended = Mutex<String?>(nil)
+        try await withHTTPServer(making: { logger, onListening in
+            SyncHTTPServer(
+                server: try! RevisionServer(.memory, schema: try! httpTestSchema()), configuration: configuration, logger: logger,
+                middleware: { router in
+                    // A response without end, as a live stream to a client that never reads.
+                    router.get("/endless") { _, _ in
+                        Response(status: .ok, body: ResponseBody { writer in
+                            let chunk = ByteBuffer(repeating: 0x61, count: 65_536)
+                            do {
+                                while true { try await writer.write(chunk) }
+                            } catch {
+                                ended.withLock { $0 = "\(error)" }
+                                throw error
+                            }
+                        })
+                    }
+                }, onListening: onListening)
+        }) { running in
+            let connection = try await RawConnection.open(port: running.port, sending: "GET /endless HTTP/1.1\r\nHost: t\r\n\r\n")
+            #expect(try await LiveWait.eventually { ended.withLock { $0 != nil } })
+            // Closed by the write timeout, not by anything else.
+            #expect(running.logs.entries.contains { "\($0.message)".contains("within the write timeout") })
+            connection.close()
+        }
+    }
+
+    @Test func aGracefulShutdownEndsLiveStreams() async throws {
+        let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
+        let http = SyncHTTPServer(
+            server: try RevisionServer(.memory, schema: try httpTestSchema()), configuration: .init(port: 0),
+            onListening: { _, port in continuation.yield(port) })
+        let group = ServiceGroup(services: [http], gracefulShutdownSignals: [], logger: Logger(label: "test"))
+        let start = ContinuousClock.now
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            var iterator = ports.makeAsyncIterator()
+            let port = try #require(await iterator.next())
+            let connection = try await RawConnection.open(port: port, sending: Self.eventsRequest)
+            #expect(await Self.read(connection, until: "event: ready"))
+            await group.triggerGracefulShutdown()
+            try await tasks.waitForAll()
+            await connection.waitForClose(limit: .seconds(10))
+            #expect(connection.closed)
+        }
+        // Not the five minutes of the stream's lifetime.
+        #expect(ContinuousClock.now - start < .seconds(60))
+    }
+}
+
+enum LiveWait {
+    /// Polls `condition` every 10 ms for up to 20 s.
+    static func eventually(_ condition: () async throws -> Bool) async throws -> Bool {
+        for _ in 0..<2_000 {
+            if try await condition() { return true }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        return false
+    }
+}
