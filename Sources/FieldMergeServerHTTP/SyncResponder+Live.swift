@@ -69,7 +69,7 @@ extension SyncResponder {
     }
 
     /// Subscribes the request's identity at its server (found as for `POST /sync`); a device
-    /// of another schema version (`schema=` its fingerprint) is sent pokes only.
+    /// that names no schema fingerprint (`schema=`) or another version's is sent pokes only.
     private func subscribe<Context: SyncRequestContext>(_ request: Request, context: Context) async -> Result<Subscription, LiveRefusal> {
         let identity = context.syncIdentity
         let destination: SyncDestination
@@ -81,7 +81,7 @@ extension SyncResponder {
         let fingerprint = request.uri.queryParameters["schema"].map(String.init)
         do {
             let events = try destination.server.live.subscribe(
-                identity: identity, takesPages: fingerprint.map { $0 == destination.codec.schemaFingerprint } ?? true)
+                identity: identity, takesPages: fingerprint == destination.codec.schemaFingerprint)
             return .success(Subscription(events: events, destination: destination))
         } catch {
             if let lease = destination.lease { await lease.release() }

@@ -26,6 +26,7 @@ extension ServeCommand {
         let idle = limits.idleTime.map { "\($0.components.seconds)" } ?? "-"
         var configuration = SyncHTTPServer.Configuration(host: host, port: port)
         connections.apply(to: &configuration)
+        live.apply(to: &configuration)
         let http = SyncHTTPServer(
             tenants: tenants, schema: schema, configuration: configuration,
             middleware: { $0.add(middleware: BearerAuthenticator(verifier: verifier)) },

@@ -79,6 +79,9 @@ struct ServeCommand: AsyncParsableCommand {
     @OptionGroup(title: "Stored replies")
     var replies: ServeReplyOptions
 
+    @OptionGroup(title: "Live sync")
+    var live: ServeLiveOptions
+
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be within 0...65535") }
         try tenantOptions.validate(db: db, postgres: postgres, seedRecords: seedRecords, auth: auth)
@@ -95,6 +98,7 @@ struct ServeCommand: AsyncParsableCommand {
         try auth.validate()
         try connections.validate()
         try replies.validate()
+        try live.validate()
     }
 
     func run() async throws {
@@ -102,6 +106,7 @@ struct ServeCommand: AsyncParsableCommand {
         var options = RevisionServer.Options()
         options.mode = mode.serverMode
         replies.apply(to: &options)
+        live.apply(to: &options)
         let policy = try auth.loadPolicy(schema: schema)
         options.authorize = policy?.authorization
         options.readable = policy?.readFilter
@@ -123,6 +128,7 @@ struct ServeCommand: AsyncParsableCommand {
         let mode = mode
         var configuration = SyncHTTPServer.Configuration(host: host, port: port)
         connections.apply(to: &configuration)
+        live.apply(to: &configuration)
         let http = SyncHTTPServer(
             server: server, configuration: configuration,
             middleware: { router in

@@ -15,7 +15,10 @@ import Testing
 
 /// `GET /sync/events` and `GET /sync/poll` on the wire (Specs/live.md, Specs/http.md §2).
 @Suite struct LiveEndpointTests {
-    static let eventsRequest = "GET /sync/events HTTP/1.1\r\nHost: test\r\nAccept: text/event-stream\r\n\r\n"
+    /// The request of a device of the tests' schema (pages, not pokes).
+    static var eventsRequest: String {
+        "GET /sync/events?schema=\(try! httpTestSchema().fingerprint) HTTP/1.1\r\nHost: test\r\nAccept: text/event-stream\r\n\r\n"
+    }
 
     /// Reads until `received` contains `text` (at most 20 s); whether it did.
     static func read(_ connection: RawConnection, until text: String) async -> Bool {
@@ -83,7 +86,8 @@ import Testing
             #expect(behind.status == 200)
             #expect(String(decoding: behind.body, as: UTF8.self) == "event: ready\nid: 1\ndata: 1\n\n")
             // Waiting at revision 1: the next commit's page comes.
-            async let waiting = RawHTTP.exchange(port: running.port, raw: Array("GET /sync/poll?since=1&wait=20 HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n".utf8))
+            let fingerprint = try httpTestSchema().fingerprint
+            async let waiting = RawHTTP.exchange(port: running.port, raw: Array("GET /sync/poll?since=1&wait=20&schema=\(fingerprint) HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n".utf8))
             let server = try await running.http.withServer { $0 }
             #expect(try await LiveWait.eventually { server.live.subscribers == 1 })
             try await Self.writeList("Second", to: running, replica: 2)
@@ -91,6 +95,16 @@ import Testing
             #expect(page.status == 200)
             let text = String(decoding: page.body, as: UTF8.self)
             #expect(text.hasPrefix("event: changes\nid: 2\ndata: 1\ndata: {") && text.contains("Second"))
+        }
+    }
+
+    @Test func aDeviceNamingNoSchemaIsPoked() async throws {
+        try await withHTTPServer(try RevisionServer(.memory, schema: try httpTestSchema())) { running in
+            let connection = try await RawConnection.open(port: running.port, sending: "GET /sync/events HTTP/1.1\r\nHost: t\r\n\r\n")
+            #expect(await Self.read(connection, until: "event: ready\nid: 0\ndata: 0\n\n"))
+            try await Self.writeList("Unseen", to: running, replica: 1)
+            #expect(await Self.read(connection, until: "event: poke\nid: 1\ndata: 1\n\n"))
+            #expect(!String(decoding: connection.received, as: UTF8.self).contains("Unseen"))
         }
     }
 

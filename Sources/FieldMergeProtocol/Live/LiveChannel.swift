@@ -5,9 +5,11 @@
 /// Events (`GET /sync/events`) and long-poll (`GET /sync/poll`). `SyncClient`'s live mode
 /// opens a channel, reacts to its events and opens it again when it ends or fails.
 public protocol LiveChannel: Sendable {
-    /// Opens the channel for a device whose cursor is `revision`. The stream's first event
-    /// is ``LiveEvent/ready(revision:)``; it finishes when the server ends the connection
-    /// (each has a bounded lifetime) and throws when the channel fails (open it again later).
-    /// Cancelling the task that iterates it closes the connection.
-    func events(since revision: Int64) -> AsyncThrowingStream<LiveEvent, any Error>
+    /// Opens the channel for a device whose cursor is `revision` and whose schema has the
+    /// fingerprint `schema` (`Schema.fingerprint`): the server sends pages only to a device of
+    /// its own schema version, pokes to any other (and to one that names none). The stream's
+    /// first event is ``LiveEvent/ready(revision:)``; it finishes when the server ends the
+    /// connection (each has a bounded lifetime) and throws when the channel fails (open it
+    /// again later). Cancelling the task that iterates it closes the connection.
+    func events(since revision: Int64, schema: String?) -> AsyncThrowingStream<LiveEvent, any Error>
 }

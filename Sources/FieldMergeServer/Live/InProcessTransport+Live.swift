@@ -4,13 +4,14 @@ extension InProcessTransport: LiveChannel {
     /// The server's live events for this transport's identity (``LiveHub/subscribe(identity:takesPages:)``),
     /// as the HTTP channel would bring them. A subscription the hub refuses fails the stream
     /// with a ``TransportError`` (try again later); the stream finishes when the server closes.
-    public func events(since revision: Int64) -> AsyncThrowingStream<LiveEvent, any Error> {
+    public func events(since revision: Int64, schema: String?) -> AsyncThrowingStream<LiveEvent, any Error> {
         let hub = server.live
+        let takesPages = schema == server.codec.schemaFingerprint
         let identity = identity
         return AsyncThrowingStream(bufferingPolicy: .bufferingNewest(max(1, hub.options.buffer))) { continuation in
             let events: AsyncStream<LiveEvent>
             do {
-                events = try hub.subscribe(identity: identity)
+                events = try hub.subscribe(identity: identity, takesPages: takesPages)
             } catch {
                 continuation.finish(throwing: TransportError("the server in this process refused a live subscription: \(error)"))
                 return

@@ -74,7 +74,7 @@ final class LiveSession: Sendable {
             var received = false
             var failure: String?
             do {
-                for try await event in channel.events(since: await client.liveCursor) {
+                for try await event in channel.events(since: await client.liveCursor, schema: client.schemaFingerprintForLive) {
                     received = true
                     failures = 0
                     if case .ready(let revision) = event { report.yield(.connected(revision: revision)) }

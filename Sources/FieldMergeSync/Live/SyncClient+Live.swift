@@ -81,4 +81,7 @@ extension SyncClient {
 
     /// The store's revision (where a channel opens).
     var liveCursor: Int64 { store.maxRevision }
+
+    /// The fingerprint of the store's schema, which the channel names to the server.
+    nonisolated var schemaFingerprintForLive: String { codec.schemaFingerprint }
 }
