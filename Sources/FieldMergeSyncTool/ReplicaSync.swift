@@ -23,15 +23,20 @@ public enum ReplicaSync {
     /// Bad input changes nothing. A replica this run created is removed again when the first
     /// sync fails before any round completed (a wrong URL, a server with another schema), so
     /// a failed first attempt leaves no empty file behind.
+    ///
+    /// With ``ReplicaSyncInput/live``, the replica then stays in step with the server (its
+    /// event stream, long-poll after three failures in a row) until `stop` returns; each
+    /// thing live mode does goes to `live`, and the outcome adds up what it applied and synced.
     public static func run(
-        _ input: ReplicaSyncInput, progress: (@Sendable (ReplicaSyncProgress) -> Void)? = nil
+        _ input: ReplicaSyncInput, progress: (@Sendable (ReplicaSyncProgress) -> Void)? = nil,
+        live: (@Sendable (LiveOutcome) -> Void)? = nil, stop: (@Sendable () async -> Void)? = nil
     ) async -> ReplicaSyncOutcome {
         let start = ContinuousClock.now
         var outcome = ReplicaSyncOutcome()
         do {
             let checked = try input.checked()
             outcome.created = !FileManager.default.fileExists(atPath: input.replica)
-            await sync(input, checked, into: &outcome, progress: progress)
+            await sync(input, checked, into: &outcome, progress: progress, live: live, stop: stop)
             if outcome.created, outcome.summary.rounds == 0, outcome.exit != .settled {
                 for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: input.replica + suffix) }
             }
@@ -46,7 +51,8 @@ public enum ReplicaSync {
     /// Opens the replica and syncs; the store is closed when this returns.
     private static func sync(
         _ input: ReplicaSyncInput, _ checked: CheckedReplicaSyncInput, into outcome: inout ReplicaSyncOutcome,
-        progress: (@Sendable (ReplicaSyncProgress) -> Void)?
+        progress: (@Sendable (ReplicaSyncProgress) -> Void)?, live: (@Sendable (LiveOutcome) -> Void)?,
+        stop: (@Sendable () async -> Void)?
     ) async {
         let store: Store
         do {
@@ -83,6 +89,9 @@ public enum ReplicaSync {
             }
             break
         }
+        if input.live, let stop {
+            await stayLive(client, checked, until: stop, into: &outcome, report: live)
+        }
         do {
             (outcome.unsynced, outcome.maxRevision) = try await client.write { store in
                 (try store.unsyncedChanges(), store.maxRevision)
@@ -93,5 +102,36 @@ public enum ReplicaSync {
             }
         }
         await client.close()
+    }
+
+    /// Live mode until `stop` returns: what it applied and synced goes into `outcome`, and
+    /// the last sync's failure, if no sync succeeded after it.
+    private static func stayLive(
+        _ client: SyncClient, _ checked: CheckedReplicaSyncInput, until stop: @Sendable () async -> Void,
+        into outcome: inout ReplicaSyncOutcome, report: (@Sendable (LiveOutcome) -> Void)?
+    ) async {
+        let channel = HTTPLiveChannel(syncURL: checked.url, token: checked.token)
+        let options = LiveOptions(fallback: HTTPLiveChannel(syncURL: checked.url, mode: .longPoll(), token: checked.token))
+        let outcomes = await client.startLive(over: channel, options: options)
+        let watcher = Task { () -> (SyncSummary, SyncError?) in
+            var total = SyncSummary()
+            var failure: SyncError?
+            for await event in outcomes {
+                report?(event)
+                switch event {
+                case .applied(let summary), .synced(let summary):
+                    total.merge(summary)
+                    if case .synced = event { failure = nil }
+                case .syncFailed(let error): failure = error
+                case .connected, .disconnected: break
+                }
+            }
+            return (total, failure)
+        }
+        await stop()
+        await client.stopLive()
+        let (total, failure) = await watcher.value
+        outcome.summary.merge(total)
+        if let failure { outcome.error = failure }
     }
 }

@@ -20,6 +20,8 @@ public struct ReplicaSyncInput: Sendable {
     public var batchSize = 10_000
     /// Gzip request bodies.
     public var gzip = true
+    /// After the first sync, stay in live mode (Specs/live.md) until the run's `stop` returns.
+    public var live = false
 
     public init(url: String, replica: String, schema: String, tokenFile: String? = nil) {
         self.url = url

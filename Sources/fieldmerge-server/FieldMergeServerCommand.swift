@@ -23,7 +23,7 @@ struct ServerBenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Measures the server over HTTP; prints one JSON line per setup.",
-        subcommands: [ServeBench.self],
+        subcommands: [ServeBench.self, LiveBench.self],
         defaultSubcommand: ServeBench.self
     )
 }

@@ -31,6 +31,20 @@ struct ServeBenchForwarding: ParsableCommand {
     func run() throws { try forward(["bench", "serve"] + arguments) }
 }
 
+/// `fieldmerge bench live ...`: runs `fieldmerge-server bench live ...`, likewise.
+struct LiveBenchForwarding: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "live",
+        abstract: "Live sync on loopback: runs `fieldmerge-server bench live`.",
+        shouldDisplay: false
+    )
+
+    @Argument(parsing: .captureForPassthrough, help: "The arguments of `fieldmerge-server bench live`.")
+    var arguments: [String] = []
+
+    func run() throws { try forward(["bench", "live"] + arguments) }
+}
+
 private func forward(_ arguments: [String]) throws -> Never {
     do {
         try SiblingExecutable.exec("fieldmerge-server", arguments: arguments)

@@ -48,6 +48,9 @@ struct SyncCommand: AsyncParsableCommand {
     @Flag(help: "Print the summary as one JSON object on standard output.")
     var json = false
 
+    @Flag(help: "After syncing, keep the replica in step with the server (live sync: its event stream, long-poll as fallback) until SIGINT or SIGTERM; one line per event on standard error.")
+    var live = false
+
     func run() async throws {
         var input = ReplicaSyncInput(url: url, replica: replica, schema: schema, tokenFile: tokenFile)
         input.maxRounds = rounds
@@ -55,8 +58,13 @@ struct SyncCommand: AsyncParsableCommand {
         input.settleTimeout = timeout
         input.batchSize = batchSize
         input.gzip = gzip
+        input.live = live
         let line = SyncProgressLine()
-        let outcome = await ReplicaSync.run(input) { line.show($0) }
+        let interruption = Interruption()
+        let outcome = await ReplicaSync.run(
+            input, progress: { line.show($0) },
+            live: { FileHandle.standardError.write(Data("fieldmerge sync: live: \(LiveLine.text($0))\n".utf8)) },
+            stop: { await interruption.wait() })
         line.finish()
         let report = ReplicaSyncReport(input: input, outcome: outcome)
         if json {

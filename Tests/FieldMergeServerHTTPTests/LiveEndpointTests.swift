@@ -182,3 +182,40 @@ enum LiveWait {
         return false
     }
 }
+
+/// Live streams of a multi-tenant endpoint: each tenant's devices hear only their tenant, and
+/// a stream holds its tenant open (in use) until it ends.
+@Suite struct LiveTenantTests {
+    @Test func aStreamHearsItsTenantAndHoldsItInUse() async throws {
+        let schema = try httpTestSchema()
+        let tenants = TenantDirectory { _ in try RevisionServer(.memory, schema: schema) }
+        // A stream notices its client went at its next write: keep-alives come often here.
+        var configuration = SyncHTTPServer.Configuration(port: 0)
+        configuration.liveKeepAlive = .milliseconds(100)
+        try await withHTTPServer(making: { [configuration] logger, onListening in
+            SyncHTTPServer(
+                tenants: tenants, schema: schema, configuration: configuration, logger: logger,
+                middleware: { $0.add(middleware: TestIdentityMiddleware()) }, onListening: onListening)
+        }) { running in
+            // Acme exists (a write created it); then ann of acme subscribes, eve of globex too.
+            #expect(try await RawHTTP.exchange(port: running.port, headers: ["X-Test-Identity": "ann@acme"], body: TenantTests.createHome).status == 200)
+            let request = { (who: String) in
+                "GET /sync/events?schema=\(schema.fingerprint) HTTP/1.1\r\nHost: t\r\nX-Test-Identity: \(who)\r\n\r\n"
+            }
+            let ann = try await RawConnection.open(port: running.port, sending: request("ann@acme"))
+            let eve = try await RawConnection.open(port: running.port, sending: request("eve@globex"))
+            #expect(await LiveEndpointTests.read(ann, until: "event: ready\nid: 1\n"))
+            #expect(await LiveEndpointTests.read(eve, until: "event: ready\nid: 0\n"))
+            #expect(tenants.statistics.inUse >= 1)
+            let second = Array(#"{"maxRevision":1,"changeSets":[{"types":["lists"],"lists":{"create":[-1],"update":[],"delete":[],"attributes":{"-1":{"name":"Work"}}}}]}"#.utf8)
+            #expect(try await RawHTTP.exchange(port: running.port, headers: ["X-Test-Identity": "bob@acme"], body: second).status == 200)
+            #expect(await LiveEndpointTests.read(ann, until: "event: changes\nid: 2\n"))
+            #expect(String(decoding: ann.received, as: UTF8.self).contains("Work"))
+            #expect(!String(decoding: eve.received, as: UTF8.self).contains("Work"))
+            // Gone: the leases are released.
+            ann.close()
+            eve.close()
+            #expect(try await LiveWait.eventually { tenants.statistics.inUse == 0 })
+        }
+    }
+}

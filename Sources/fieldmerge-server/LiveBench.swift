@@ -1,0 +1,253 @@
+import ArgumentParser
+import FieldMerge
+import FieldMergeProtocol
+import FieldMergeSQLite
+import FieldMergeServerPostgres
+import FieldMergeSimulation
+import FieldMergeSync
+import FieldMergeSyncHTTP
+import FieldMergeToolSupport
+import Foundation
+import Synchronization
+
+/// Live sync on loopback (Specs/benchmarks.md, "live"): many devices in live mode over
+/// `GET /sync/events`, one more device writes. Reports the time from the writer's `sync()`
+/// returning until every other device has the change in its store (p50, p99, max), the
+/// server's memory with every device subscribed and idle, and a burst of writes.
+struct LiveBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "live",
+        abstract: "Live sync: time until every live device has one device's write (p50, p99), server RSS with idle subscribers, a burst."
+    )
+
+    @Option(help: "Live devices (each its own store, transport and event stream).") var devices = 1_000
+    @Option(help: "Single writes measured, one after another.") var writes = 20
+    @Option(help: "Writes of the burst, sent within one second.") var burst = 100
+    @Option(help: "PostgreSQL URL for the postgres2 setup (default: $FIELDMERGE_POSTGRES_URL).") var postgres: String?
+    @Option(help: "Setups, comma separated: sqlite, postgres2 (two serve processes on one PostgreSQL data set; default: all that can run).") var setups: String?
+
+    func validate() throws {
+        guard devices >= 1, devices <= 10_000 else { throw ValidationError("--devices: 1...10000") }
+        guard writes >= 1, writes <= 10_000 else { throw ValidationError("--writes: 1...10000") }
+        guard burst >= 0, burst <= 10_000 else { throw ValidationError("--burst: 0...10000") }
+    }
+
+    func run() async throws {
+        let url = postgres ?? ProcessInfo.processInfo.environment["FIELDMERGE_POSTGRES_URL"]
+        let wanted = setups.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
+            ?? (url == nil ? ["sqlite"] : ["sqlite", "postgres2"])
+        for setup in wanted {
+            guard ["sqlite", "postgres2"].contains(setup) else { throw ValidationError("--setups: unknown setup '\(setup)'") }
+            if setup != "sqlite", url == nil { throw ValidationError("--setups \(setup) needs --postgres URL or FIELDMERGE_POSTGRES_URL") }
+        }
+        for setup in wanted {
+            var line = try await measure(setup, postgres: url)
+            line.add("setup", setup)
+            print(line.render())
+        }
+    }
+
+    private func measure(_ setup: String, postgres: String?) async throws -> BenchLine {
+        let folder = NSTemporaryDirectory() + "fieldmerge-live-bench-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let dataSet = "fm_live_\(UInt32.random(in: 0...UInt32.max))"
+        // Room for every device's stream and its requests; streams that outlive the bench.
+        let limits = ["--max-connections", String(devices * 2 + 256), "--live-lifetime", "3600"]
+        let arguments: [[String]] = setup == "sqlite"
+            ? [["--db", folder + "/server.sqlite"] + limits]
+            : Array(repeating: ["--postgres", postgres!, "--postgres-schema", dataSet] + limits, count: 2)
+        var servers: [ServeProcess] = []
+        defer { for server in servers { server.stop() } }
+        for extra in arguments { servers.append(try ServeProcess.start(extra)) }
+        let urls = servers.map(\.url)
+        let baseRSS = servers.compactMap(\.residentMegabytes).reduce(0, +)
+
+        let started = ContinuousClock.now
+        let fleet = try await LiveFleet.start(devices: devices, urls: urls)
+        guard await fleet.tracker.wait(for: { $0.connected == devices }, limit: .seconds(120)) else {
+            throw ValidationError("only \(fleet.tracker.connectedCount) of \(devices) devices connected within 120 s")
+        }
+        let connectSeconds = LiveTracker.seconds(ContinuousClock.now - started)
+        try await Task.sleep(for: .seconds(2))
+        let idleRSS = servers.compactMap(\.residentMegabytes).reduce(0, +)
+
+        let writer = try LiveWriter(url: urls[0])
+        var delays: [Double] = []
+        var missed = 0
+        for _ in 0..<writes {
+            let (revision, returned) = try await writer.writeOne()
+            fleet.tracker.arm(revision, at: returned)
+            if !(await fleet.tracker.wait(for: { $0.reached == devices }, limit: .seconds(30))) { missed += 1 }
+            delays += fleet.tracker.delays()
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        var burstMilliseconds = Double.nan
+        if burst > 0 {
+            let begin = ContinuousClock.now
+            var last: (Int64, ContinuousClock.Instant) = (0, begin)
+            for index in 0..<burst {
+                last = try await writer.writeOne()
+                let due = begin + .milliseconds(1_000 * (index + 1) / burst)
+                if ContinuousClock.now < due { try await Task.sleep(until: due) }
+            }
+            fleet.tracker.arm(last.0, at: last.1)
+            if await fleet.tracker.wait(for: { $0.reached == devices }, limit: .seconds(60)) {
+                burstMilliseconds = LiveTracker.seconds(fleet.tracker.lastArrival - begin) * 1_000
+            }
+        }
+        let requests = fleet.tracker.syncs
+        await fleet.stop()
+        for server in servers { server.stop() }
+        servers = []
+        if setup != "sqlite", let postgres {
+            let connector = PostgresConnector(try PostgresURL(postgres))
+            try? await connector.removeDataSet(named: dataSet)
+            await connector.shutdown()
+        }
+        let sorted = delays.sorted()
+        func percentile(_ p: Double) -> Double {
+            sorted.isEmpty ? .nan : sorted[min(sorted.count - 1, max(0, Int((Double(sorted.count) * p).rounded(.up)) - 1))] * 1_000
+        }
+        var line = BenchLine(
+            step: "live", records: devices, seconds: LiveTracker.seconds(ContinuousClock.now - started), runs: writes,
+            ops: sorted.count, opUnit: "delivery")
+        line.add("processes", urls.count)
+        line.add("connect_s", connectSeconds)
+        line.add("p50_ms", percentile(0.5))
+        line.add("p99_ms", percentile(0.99))
+        line.add("max_ms", percentile(1))
+        line.add("missed_writes", missed)
+        line.add("burst_writes", burst)
+        line.add("burst_all_ms", burstMilliseconds)
+        line.add("device_syncs", requests)
+        line.add("server_rss_base_mb", baseRSS)
+        line.add("server_rss_idle_mb", idleRSS)
+        line.add("client_rss_peak_mb", peakResidentMegabytes())
+        return line
+    }
+}
+
+/// The devices of the bench, each in live mode, and what they reached.
+struct LiveFleet {
+    let clients: [SyncClient]
+    let watchers: [Task<Void, Never>]
+    let tracker: LiveTracker
+
+    static func start(devices: Int, urls: [URL]) async throws -> LiveFleet {
+        let schema = LeagueSchema.schema
+        let tracker = LiveTracker(devices: devices)
+        var clients: [SyncClient] = []
+        var watchers: [Task<Void, Never>] = []
+        for index in 0..<devices {
+            let url = urls[index % urls.count]
+            let client = SyncClient(
+                store: try Store(.memory, schema: schema, replica: ReplicaID(UInt64(0x1_0000 + index))), transport: HTTPTransport(url: url))
+            let outcomes = await client.startLive(over: HTTPLiveChannel(syncURL: url))
+            clients.append(client)
+            watchers.append(Task {
+                for await outcome in outcomes {
+                    switch outcome {
+                    case .connected: tracker.connected(index)
+                    case .applied, .synced:
+                        if case .synced = outcome { tracker.synced() }
+                        if let revision = try? await client.read({ $0.maxRevision }) { tracker.reached(index, revision) }
+                    case .syncFailed, .disconnected: break
+                    }
+                }
+            })
+        }
+        return LiveFleet(clients: clients, watchers: watchers, tracker: tracker)
+    }
+
+    func stop() async {
+        for client in clients { await client.stopLive() }
+        for watcher in watchers { await watcher.value }
+        for client in clients { await client.close() }
+    }
+}
+
+/// Where each device stands, and when each reached the revision the bench waits for.
+final class LiveTracker: Sendable {
+    struct State {
+        var connected: Set<Int> = []
+        var cursors: [Int64]
+        var target: Int64 = .max
+        var armedAt = ContinuousClock.now
+        var arrivals: [Int: ContinuousClock.Instant] = [:]
+        var syncs = 0
+        var reached: Int { arrivals.count }
+        var connectedCount: Int { connected.count }
+    }
+
+    private let state: Mutex<State>
+
+    init(devices: Int) { state = Mutex(State(cursors: Array(repeating: 0, count: devices))) }
+
+    func connected(_ device: Int) { state.withLock { _ = $0.connected.insert(device) } }
+    func synced() { state.withLock { $0.syncs += 1 } }
+    var syncs: Int { state.withLock { $0.syncs } }
+    var connectedCount: Int { state.withLock { $0.connected.count } }
+
+    func reached(_ device: Int, _ revision: Int64) {
+        state.withLock { state in
+            state.cursors[device] = max(state.cursors[device], revision)
+            if revision >= state.target, state.arrivals[device] == nil { state.arrivals[device] = .now }
+        }
+    }
+
+    /// Waits for `target`: devices already there count as arrived at `at`.
+    func arm(_ target: Int64, at instant: ContinuousClock.Instant) {
+        state.withLock { state in
+            state.target = target
+            state.armedAt = instant
+            state.arrivals = [:]
+            for (device, cursor) in state.cursors.enumerated() where cursor >= target { state.arrivals[device] = instant }
+        }
+    }
+
+    /// Each device's delay after the armed instant, in seconds.
+    func delays() -> [Double] {
+        state.withLock { state in state.arrivals.values.map { max(0, Self.seconds($0 - state.armedAt)) } }
+    }
+
+    var lastArrival: ContinuousClock.Instant { state.withLock { $0.arrivals.values.max() ?? $0.armedAt } }
+
+    /// Polls `condition` every 5 ms up to `limit`; whether it held.
+    func wait(for condition: (State) -> Bool, limit: Duration) async -> Bool {
+        let start = ContinuousClock.now
+        while ContinuousClock.now - start < limit {
+            if state.withLock({ condition($0) }) { return true }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        return false
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+}
+
+/// The device that writes: one season per write, synced at once.
+struct LiveWriter {
+    let client: SyncClient
+    private let counter = Mutex(0)
+
+    init(url: URL) throws {
+        client = SyncClient(store: try Store(.memory, schema: LeagueSchema.schema, replica: ReplicaID(0xFFFF)), transport: HTTPTransport(url: url))
+    }
+
+    /// Writes one season and syncs; the revision it reached and when `sync()` returned.
+    func writeOne() async throws -> (Int64, ContinuousClock.Instant) {
+        let serial = counter.withLock { value -> Int in
+            value += 1
+            return value
+        }
+        try await client.write { store in
+            _ = try store.insert("seasons", values: [.text("live \(serial)"), .integer(2026), .textSet(TextSet(["bench"]))])
+        }
+        _ = try await client.sync()
+        let returned = ContinuousClock.now
+        return (await client.withStore { $0.maxRevision }, returned)
+    }
+}
