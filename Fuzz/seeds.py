@@ -8,7 +8,9 @@ JSON, the wire format). gzip: those bodies gzip'd, after the control byte of
 Fuzz/Harness/GzipTarget.swift. schema: every schema in the vectors and Specs/schemas.
 merge: every merge vector (a merge document). linemerge: the ancestor, local and remote of
 every text-strategy field of the merge vectors, after the control byte of
-Fuzz/Harness/LineMergeTarget.swift. Seeds longer than the fuzzer's -max_len (4096 bytes)
+Fuzz/Harness/LineMergeTarget.swift. live: an event stream (ready, a keep-alive, changes
+carrying the expected response, poke) per protocol vector step, after the three control
+bytes of Fuzz/Harness/LiveTarget.swift (limit 1 MiB, cut in the middle). Seeds longer than the fuzzer's -max_len (4096 bytes)
 are left out: the two edit-budget vectors, whose case the line merge's small budgets reach.
 """
 import glob
@@ -21,8 +23,18 @@ import sys
 MAX_LEN = 4096
 
 
+def live_stream(response, revision):
+    """What GET /sync/events sends around a change set (LiveEvent.serverSentEvent's text)."""
+    revision = revision if isinstance(revision, int) and revision > 0 else 1
+    text = (b"event: ready\nid: %d\ndata: %d\n\n: keep-alive\n\n" % (revision - 1, revision - 1)
+            + b"event: changes\nid: %d\ndata: %d\ndata: " % (revision, revision - 1) + response + b"\n\n"
+            + b"event: poke\nid: %d\ndata: %d\n\n" % (revision + 1, revision + 1))
+    cut = len(text) // 2
+    return bytes([0x03, cut >> 8 & 0xFF, cut & 0xFF]) + text
+
+
 def main(specs, out):
-    seeds = {name: [] for name in ("request", "response", "gzip", "schema", "merge", "linemerge")}
+    seeds = {name: [] for name in ("request", "response", "gzip", "schema", "merge", "linemerge", "live")}
 
     def compact(value):
         return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
@@ -35,6 +47,7 @@ def main(specs, out):
             seeds["request"].append(body)
             if "expected" in step:
                 seeds["response"].append(compact(step["expected"]))
+                seeds["live"].append(live_stream(compact(step["expected"]), step["expected"].get("maxRevision", 0)))
             for control in (0x07, 0x4D):  # limit 1 MB at level 1, limit 4096 at level 9
                 seeds["gzip"].append(bytes([control]) + gzip.compress(body, mtime=0))
     for path in sorted(glob.glob(os.path.join(specs, "conformance", "schema", "*.json"))):

@@ -9,7 +9,7 @@ import Darwin
 /// The targets one harness binary fuzzes; `FIELDMERGE_FUZZ_TARGET` picks one per process
 /// (`Fuzz/run` sets it). Specs/reliability.md describes each target and its checks.
 enum FuzzTarget: String, CaseIterable {
-    case request, response, gzip, schema, merge, linemerge
+    case request, response, gzip, schema, merge, linemerge, live
 
     func run(_ bytes: UnsafeRawBufferPointer) {
         switch self {
@@ -19,6 +19,7 @@ enum FuzzTarget: String, CaseIterable {
         case .schema: fuzzSchemaDocument(bytes)
         case .merge: fuzzMergeDocument(bytes)
         case .linemerge: fuzzLineMerge(bytes)
+        case .live: fuzzLiveEvents(bytes)
         }
     }
 

@@ -21,6 +21,8 @@ extension DocSnippets {
         ("Sources/FieldMergeServerHTTP/SyncHTTPServer+Shutdown.swift", serverTests, "SyncHTTPServer+Shutdown.swift"),
         ("Sources/FieldMergeServerHTTP/SyncEndpoint.swift", serverTests, "SyncEndpoint.swift"),
         ("Sources/FieldMergeServerAuth/BearerAuthenticator.swift", serverTests, "BearerAuthenticator.swift"),
+        ("Sources/FieldMergeProtocol/Live/ServerSentEventParser.swift",
+         "Tests/FieldMergeProtocolTests/ServerSentEventParserTests.swift", "ServerSentEventParser.swift"),
         ("Sources/FieldMergeSimulation/Simulation.swift",
          "Tests/FieldMergeSimulationTests/DocCommentSimulationTests.swift", "Simulation.swift"),
     ]
