@@ -97,14 +97,14 @@ public struct HTTPLiveChannel: LiveChannel {
 
     /// Opens the channel for a device whose cursor is `revision` (see the type's overview
     /// for how the stream ends).
-    public func events(since revision: Int64) -> AsyncThrowingStream<LiveEvent, any Error> {
+    public func events(since revision: Int64, schema: String?) -> AsyncThrowingStream<LiveEvent, any Error> {
         let (stream, continuation) = AsyncThrowingStream.makeStream(
             of: LiveEvent.self, bufferingPolicy: .bufferingNewest(max(1, configuration.bufferedEvents)))
         let task = Task { [self] in
             do {
                 switch mode {
-                case .serverSentEvents: try await streamEvents(since: revision, to: continuation)
-                case .longPoll(let wait): try await poll(since: revision, wait: wait, to: continuation)
+                case .serverSentEvents: try await streamEvents(since: revision, schema: schema, to: continuation)
+                case .longPoll(let wait): try await poll(since: revision, wait: wait, schema: schema, to: continuation)
                 }
                 continuation.finish()
             } catch {
@@ -116,8 +116,10 @@ public struct HTTPLiveChannel: LiveChannel {
     }
 
     /// One event stream, until the server ends it.
-    private func streamEvents(since revision: Int64, to continuation: AsyncThrowingStream<LiveEvent, any Error>.Continuation) async throws {
-        let url = endpoint("events", ["since": String(revision)])
+    private func streamEvents(
+        since revision: Int64, schema: String?, to continuation: AsyncThrowingStream<LiveEvent, any Error>.Continuation
+    ) async throws {
+        let url = endpoint("events", ["since": String(revision)], schema: schema)
         let answer = try await exchange(url, silence: configuration.silenceTimeout) { continuation.yield($0) }
         if case .refused(let status, let body) = answer {
             throw SyncStatus.clientError(status: status, body: body, origin: url.absoluteString)
@@ -125,11 +127,13 @@ public struct HTTPLiveChannel: LiveChannel {
     }
 
     /// Polls until the stream fails or is cancelled.
-    private func poll(since revision: Int64, wait: Int, to continuation: AsyncThrowingStream<LiveEvent, any Error>.Continuation) async throws {
+    private func poll(
+        since revision: Int64, wait: Int, schema: String?, to continuation: AsyncThrowingStream<LiveEvent, any Error>.Continuation
+    ) async throws {
         var since = revision
         while true {
             try Task.checkCancellation()
-            let url = endpoint("poll", ["since": String(since), "wait": String(wait)])
+            let url = endpoint("poll", ["since": String(since), "wait": String(wait)], schema: schema)
             switch try await exchange(url, silence: Double(wait) + configuration.silenceTimeout, { continuation.yield($0) }) {
             case .refused(let status, let body):
                 throw SyncStatus.clientError(status: status, body: body, origin: url.absoluteString)
@@ -143,11 +147,12 @@ public struct HTTPLiveChannel: LiveChannel {
         }
     }
 
-    /// `<syncURL>/<name>` with `query` added to what the URL had.
-    func endpoint(_ name: String, _ query: KeyValuePairs<String, String>) -> URL {
+    /// `<syncURL>/<name>` with `query` (and `schema=`, when given) added to what the URL had.
+    func endpoint(_ name: String, _ query: KeyValuePairs<String, String>, schema: String? = nil) -> URL {
         let url = syncURL.appendingPathComponent(name)
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else { return url }
         components.queryItems = (components.queryItems ?? []) + query.map { URLQueryItem(name: $0.key, value: $0.value) }
+            + (schema.map { [URLQueryItem(name: "schema", value: $0)] } ?? [])
         return components.url ?? url
     }
 }

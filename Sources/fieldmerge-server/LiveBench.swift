@@ -65,7 +65,7 @@ struct LiveBench: AsyncParsableCommand {
 
         let started = ContinuousClock.now
         let fleet = try await LiveFleet.start(devices: devices, urls: urls)
-        guard await fleet.tracker.wait(for: { $0.connected == devices }, limit: .seconds(120)) else {
+        guard await fleet.tracker.wait(for: { $0.connectedCount == devices }, limit: .seconds(120)) else {
             throw ValidationError("only \(fleet.tracker.connectedCount) of \(devices) devices connected within 120 s")
         }
         let connectSeconds = LiveTracker.seconds(ContinuousClock.now - started)
@@ -229,7 +229,7 @@ final class LiveTracker: Sendable {
 }
 
 /// The device that writes: one season per write, synced at once.
-struct LiveWriter {
+final class LiveWriter: Sendable {
     let client: SyncClient
     private let counter = Mutex(0)
 

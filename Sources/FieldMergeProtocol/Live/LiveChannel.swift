@@ -7,9 +7,18 @@
 public protocol LiveChannel: Sendable {
     /// Opens the channel for a device whose cursor is `revision` and whose schema has the
     /// fingerprint `schema` (`Schema.fingerprint`): the server sends pages only to a device of
-    /// its own schema version, pokes to any other (and to one that names none). The stream's
-    /// first event is ``LiveEvent/ready(revision:)``; it finishes when the server ends the
-    /// connection (each has a bounded lifetime) and throws when the channel fails (open it
-    /// again later). Cancelling the task that iterates it closes the connection.
+    /// its own schema version, pokes to any other (and to one that names none). An event
+    /// stream's first event is ``LiveEvent/ready(revision:)`` (a long-poll's first is whatever
+    /// its first poll answers); it finishes when the server ends the connection (each has a
+    /// bounded lifetime) and throws when the channel fails (open it again later). Cancelling
+    /// the task that iterates it closes the connection. Events may be dropped when the
+    /// consumer lags (each names its revision: a device that missed one syncs).
     func events(since revision: Int64, schema: String?) -> AsyncThrowingStream<LiveEvent, any Error>
+}
+
+extension LiveChannel {
+    /// ``events(since:schema:)`` naming no schema: pokes only, never pages.
+    public func events(since revision: Int64) -> AsyncThrowingStream<LiveEvent, any Error> {
+        events(since: revision, schema: nil)
+    }
 }
