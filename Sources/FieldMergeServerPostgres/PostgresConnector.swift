@@ -50,15 +50,22 @@ public final class PostgresConnector: Sendable {
     ///   the password) and why the connection failed.
     public func check() async throws(ServerError) {
         do {
-            var configuration = PostgresConnection.Configuration(
-                host: url.host, port: url.port, username: url.user, password: url.password, database: url.database,
-                tls: try Self.connectionTLS(url.tls))
-            configuration.options.connectTimeout = .seconds(10)
-            let connection = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
+            let connection = try await PostgresConnection.connect(configuration: try connectionConfiguration(), id: 0, logger: logger)
             try? await connection.close()
         } catch {
             throw Self.failure(error, doing: "cannot connect to \(url)")
         }
+    }
+
+    /// The configuration of a connection of its own to the connector's database, outside the
+    /// pool, naming itself `applicationName` when given.
+    func connectionConfiguration(applicationName: String? = nil) throws -> PostgresConnection.Configuration {
+        var configuration = PostgresConnection.Configuration(
+            host: url.host, port: url.port, username: url.user, password: url.password, database: url.database,
+            tls: try Self.connectionTLS(url.tls))
+        configuration.options.connectTimeout = .seconds(10)
+        if let applicationName { configuration.options.additionalStartupParameters = [("application_name", applicationName)] }
+        return configuration
     }
 
     private static func clientTLS(_ mode: PostgresURL.TLSMode) -> PostgresClient.Configuration.TLS {

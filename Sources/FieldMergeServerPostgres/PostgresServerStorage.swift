@@ -20,7 +20,9 @@ import PostgresNIO
 /// (`SELECT ... FOR UPDATE`): the write transactions of all servers on the data set run one
 /// after another, each seeing what the one before committed, so revisions are handed out in
 /// one order with no gap and no duplicate. ``read(_:)`` is one REPEATABLE READ READ ONLY
-/// transaction: one committed state, taking no lock.
+/// transaction: one committed state, taking no lock. A write that moves the revision announces
+/// it on ``liveChannel`` as it commits, so that every server on the data set can tell its live
+/// subscribers (``PostgresLiveListener``).
 ///
 /// A storage belongs to one server, which calls it one request at a time; each transaction
 /// leases a connection from the ``PostgresConnector``'s pool.
@@ -29,6 +31,10 @@ public final class PostgresServerStorage: ServerStorage {
     /// The quoted PostgreSQL schema.
     let schema: String
     let schemaName: String
+    /// The NOTIFY channel on which each commit that moves the data set's revision is
+    /// announced, with the new revision as its payload, as part of that commit
+    /// (``PostgresLiveChannel/name(forSchema:)``; ``PostgresLiveListener`` listens to it).
+    public let liveChannel: String
     var tables: [PostgresServerTable] = []
     /// What opening the data set changed to move it to a newer schema version.
     public internal(set) var migrations: [SchemaChange] = []
@@ -59,6 +65,7 @@ public final class PostgresServerStorage: ServerStorage {
         }
         self.connector = connector
         schemaName = name
+        liveChannel = PostgresLiveChannel.name(forSchema: name)
         self.schema = "\"\(name)\""
     }
 
@@ -209,11 +216,15 @@ public final class PostgresServerStorage: ServerStorage {
         return ServerState(maxRevision: revision, clock: UInt64(bitPattern: clock))
     }
 
+    /// Saves the state and, in the same statement, announces the revision on ``liveChannel``:
+    /// PostgreSQL delivers the notification when the transaction commits, and never if it
+    /// rolls back.
     public nonisolated(nonsending) func saveState(_ state: ServerState) async throws {
         try await run(
-            "UPDATE \(named("__fm_server")) SET \"value\" = CASE \"key\" WHEN 'maxRevision' THEN $1::BIGINT ELSE $2::BIGINT END "
-                + "WHERE \"key\" IN ('maxRevision', 'clock')",
-            Self.binds(state.maxRevision, Int64(bitPattern: state.clock)))
+            "WITH saved AS (UPDATE \(named("__fm_server")) SET \"value\" = CASE \"key\" WHEN 'maxRevision' THEN $1::BIGINT ELSE $2::BIGINT END "
+                + "WHERE \"key\" IN ('maxRevision', 'clock') RETURNING \"key\", \"value\") "
+                + "SELECT pg_notify($3, \"value\"::TEXT) FROM saved WHERE \"key\" = 'maxRevision'",
+            Self.binds(state.maxRevision, Int64(bitPattern: state.clock), liveChannel))
         if lockedState != nil { lockedState = state }
     }
 

@@ -166,11 +166,12 @@ struct ServeCommand: AsyncParsableCommand {
         }
     }
 
-    /// The server on SQLite (`--db`) or PostgreSQL (`--postgres`), the PostgreSQL connector to
-    /// shut down at the end, and what to call the database; exits with code 1 when it cannot open.
+    /// The server on SQLite (`--db`) or PostgreSQL (`--postgres`), the PostgreSQL connector and
+    /// live listener to shut down at the end, and what to call the database; exits with code 1
+    /// when it cannot open.
     private func openServer(
         schema: Schema, options: RevisionServer.Options
-    ) async throws -> (RevisionServer, PostgresConnector?, String) {
+    ) async throws -> (RevisionServer, ServePostgres?, String) {
         if let postgres {
             let url: PostgresURL
             do { url = try PostgresURL(postgres) } catch {
@@ -180,8 +181,9 @@ struct ServeCommand: AsyncParsableCommand {
             let connector = PostgresConnector(url)
             do {
                 let storage = try PostgresServerStorage(connector, schema: postgresSchema)
+                let source = storage.liveSource
                 let server = try await RevisionServer(storage: storage, schema: schema, options: options)
-                return (server, connector, "\(url.description.split(separator: "?")[0]) schema \(postgresSchema ?? url.schema)")
+                return (server, ServePostgres(connector, source: source, server: server), "\(url.description.split(separator: "?")[0]) schema \(postgresSchema ?? url.schema)")
             } catch {
                 await connector.shutdown()
                 Self.fail("cannot open the PostgreSQL data set: \(error)")
