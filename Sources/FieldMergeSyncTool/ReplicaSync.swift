@@ -119,7 +119,7 @@ public enum ReplicaSync {
             for await event in outcomes {
                 report?(event)
                 switch event {
-                case .applied(let summary), .synced(let summary):
+                case .applied(let summary, _), .synced(let summary, _):
                     total.merge(summary)
                     if case .synced = event { failure = nil }
                 case .syncFailed(let error): failure = error

@@ -82,18 +82,36 @@ struct LiveBench: AsyncParsableCommand {
             delays += fleet.tracker.delays()
             try await Task.sleep(for: .milliseconds(100))
         }
-        var burstMilliseconds = Double.nan
+        // The burst: ten writers, each writing its share one after another, paced over a second.
+        var (burstMilliseconds, burstWriteMilliseconds, burstTailMilliseconds) = (Double.nan, Double.nan, Double.nan)
         if burst > 0 {
+            let writers = try (0..<min(10, burst)).map { index in try LiveWriter(url: urls[index % urls.count], replica: UInt64(0xF000 + index)) }
             let begin = ContinuousClock.now
-            var last: (Int64, ContinuousClock.Instant) = (0, begin)
-            for index in 0..<burst {
-                last = try await writer.writeOne()
-                let due = begin + .milliseconds(1_000 * (index + 1) / burst)
-                if ContinuousClock.now < due { try await Task.sleep(until: due) }
+            let finals = try await withThrowingTaskGroup(of: (Int64, ContinuousClock.Instant).self) { group in
+                for (index, writer) in writers.enumerated() {
+                    let share = burst / writers.count + (index < burst % writers.count ? 1 : 0)
+                    group.addTask {
+                        var last: (Int64, ContinuousClock.Instant) = (0, begin)
+                        for step in 0..<share {
+                            last = try await writer.writeOne()
+                            let due = begin + .milliseconds(1_000 * (step + 1) / max(share, 1))
+                            if ContinuousClock.now < due { try await Task.sleep(until: due) }
+                        }
+                        return last
+                    }
+                }
+                var finals: [(Int64, ContinuousClock.Instant)] = []
+                for try await last in group { finals.append(last) }
+                return finals
             }
-            fleet.tracker.arm(last.0, at: last.1)
+            let target = finals.map(\.0).max() ?? 0
+            let written = finals.map(\.1).max() ?? begin
+            // Every device must hold every write: the server's revision after the last one.
+            fleet.tracker.arm(target, at: written)
             if await fleet.tracker.wait(for: { $0.reached == devices }, limit: .seconds(60)) {
                 burstMilliseconds = LiveTracker.seconds(fleet.tracker.lastArrival - begin) * 1_000
+                burstWriteMilliseconds = LiveTracker.seconds(written - begin) * 1_000
+                burstTailMilliseconds = LiveTracker.seconds(fleet.tracker.lastArrival - written) * 1_000
             }
         }
         let requests = fleet.tracker.syncs
@@ -120,6 +138,8 @@ struct LiveBench: AsyncParsableCommand {
         line.add("missed_writes", missed)
         line.add("burst_writes", burst)
         line.add("burst_all_ms", burstMilliseconds)
+        line.add("burst_writes_ms", burstWriteMilliseconds)
+        line.add("burst_tail_ms", burstTailMilliseconds)
         line.add("device_syncs", requests)
         line.add("server_rss_base_mb", baseRSS)
         line.add("server_rss_idle_mb", idleRSS)
@@ -149,9 +169,10 @@ struct LiveFleet {
                 for await outcome in outcomes {
                     switch outcome {
                     case .connected: tracker.connected(index)
-                    case .applied, .synced:
-                        if case .synced = outcome { tracker.synced() }
-                        if let revision = try? await client.read({ $0.maxRevision }) { tracker.reached(index, revision) }
+                    case .applied(_, let revision): tracker.reached(index, revision)
+                    case .synced(_, let revision):
+                        tracker.synced()
+                        tracker.reached(index, revision)
                     case .syncFailed, .disconnected: break
                     }
                 }
@@ -233,8 +254,8 @@ final class LiveWriter: Sendable {
     let client: SyncClient
     private let counter = Mutex(0)
 
-    init(url: URL) throws {
-        client = SyncClient(store: try Store(.memory, schema: LeagueSchema.schema, replica: ReplicaID(0xFFFF)), transport: HTTPTransport(url: url))
+    init(url: URL, replica: UInt64 = 0xFFFF) throws {
+        client = SyncClient(store: try Store(.memory, schema: LeagueSchema.schema, replica: ReplicaID(replica)), transport: HTTPTransport(url: url))
     }
 
     /// Writes one season and syncs; the revision it reached and when `sync()` returned.

@@ -43,8 +43,9 @@ enum LiveLine {
     static func text(_ outcome: LiveOutcome) -> String {
         switch outcome {
         case .connected(let revision): return "connected, server at revision \(revision)"
-        case .applied(let summary): return "applied \(summary.received) records pushed by the server"
-        case .synced(let summary): return "synced: \(summary.rounds) requests, \(summary.received) received, \(summary.sent) sent"
+        case .applied(let summary, let revision): return "applied \(summary.received) records pushed by the server (revision \(revision))"
+        case .synced(let summary, let revision):
+            return "synced: \(summary.rounds) requests, \(summary.received) received, \(summary.sent) sent (revision \(revision))"
         case .syncFailed(let error): return "sync failed: \(error)"
         case .disconnected(let error, let retry):
             return "disconnected\(error.map { " (\($0))" } ?? ""), reconnecting in \(retry.components.seconds).\(retry.components.attoseconds / 100_000_000_000_000_000) s"

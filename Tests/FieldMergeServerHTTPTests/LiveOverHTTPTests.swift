@@ -42,7 +42,7 @@ import Testing
             let syncsBefore = running.http.statistics.syncs
             #expect(try await LiveWait.eventually { try await Self.lists(reader) == ["Pushed"] })
             // Applied from the event stream: the reader sent no request.
-            guard case .applied(let summary)? = await iterator.next() else {
+            guard case .applied(let summary, 1)? = await iterator.next() else {
                 Issue.record("not applied from the stream")
                 return
             }

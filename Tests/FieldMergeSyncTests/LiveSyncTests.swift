@@ -50,8 +50,8 @@ import Testing
         #expect(await b.withStore { $0.maxRevision } == 1)
         var applied = false
         for await outcome in outcomes {
-            if case .applied(let summary) = outcome {
-                applied = summary.received == 1 && summary.rounds == 0
+            if case .applied(let summary, let revision) = outcome {
+                applied = summary.received == 1 && summary.rounds == 0 && revision == 1
                 break
             }
         }
@@ -116,6 +116,7 @@ import Testing
     @Test func aSubscriberThatDoesNotReadKeepsOnlyTheNewestEvents() async throws {
         var options = RevisionServer.Options()
         options.live.buffer = 4
+        options.live.minInterval = .zero
         let server = try RevisionServer(.memory, schema: try syncSchema(), options: options)
         let events = try server.live.subscribe(identity: nil)
         let client = SyncClient(store: try Store(.memory, schema: server.schema, replica: ReplicaID(7)), transport: InProcessTransport(server: server))
@@ -132,6 +133,27 @@ import Testing
         // The ready and the first 16 pages were dropped; the newest four are whole pages.
         #expect(received.map(\.revision) == [17, 18, 19, 20])
         if case .changes(let after, let revision, _) = received[0] { #expect(after == 16 && revision == 17) } else { Issue.record("not a page") }
+    }
+
+    @Test func aBurstOfCommitsIsReadInFewSteps() async throws {
+        var options = RevisionServer.Options()
+        options.live.minInterval = .milliseconds(500)
+        let server = try RevisionServer(.memory, schema: try syncSchema(), options: options)
+        var events = try server.live.subscribe(identity: nil, takesPages: true).makeAsyncIterator()
+        #expect(await events.next() == .ready(revision: 0))
+        let writer = SyncClient(store: try Store(.memory, schema: server.schema, replica: ReplicaID(5)), transport: InProcessTransport(server: server))
+        for index in 1...10 {
+            try await writer.write { _ = try $0.insert("lists", values: [.text("L\(index)")]) }
+            _ = try await writer.sync()
+        }
+        var received: [LiveEvent] = []
+        while let event = await events.next() {
+            received.append(event)
+            if event.revision == 10 { break }
+        }
+        // The first commit is read at once; the others, within the interval, together.
+        #expect(received.count < 10)
+        if case .changes(let after, 10, _)? = received.last { #expect(after < 10) } else { Issue.record("no page to 10") }
     }
 
     @Test func aDeviceHearsOnlyOfWhatItMayRead() async throws {

@@ -12,7 +12,12 @@ extension LiveHub {
 
     /// Reads steps until every subscriber has seen the latest revision the hub was told of.
     func publish(_ server: RevisionServer) async {
-        while let lagging = nextStep() {
+        while true {
+            // A burst waits for the interval, and its commits are read together.
+            let pause = state.withLock { state in state.lastStep.map { $0 + options.minInterval - .now } }
+            if let pause, pause > .zero { try? await Task.sleep(for: pause) }
+            guard let lagging = nextStep() else { return }
+            state.withLock { $0.lastStep = .now }
             let (revision, updates) = await step(lagging, server: server)
             let sends = state.withLock { state -> [(AsyncStream<LiveEvent>.Continuation, LiveEvent)] in
                 state.published = max(state.published, revision)

@@ -25,6 +25,11 @@ public final class LiveHub: Sendable {
         public var buffer = 16
         /// The most subscribers at once (a subscription past it is refused, 503). 10,000.
         public var maxSubscribers = 10_000
+        /// The least time between the starts of two steps: a commit after a quiet spell is
+        /// read at once, the commits of a burst are read together at most this often, so a
+        /// device hears at most a few events a second however fast others write (battery,
+        /// and the cost of waking every device for each commit). 250 ms by default.
+        public var minInterval: Duration = .milliseconds(250)
 
         public init() {}
     }
@@ -55,6 +60,8 @@ public final class LiveHub: Sendable {
         var publishing = false
         /// Whether the hub was told of a revision since its current step began.
         var told = false
+        /// When the last step began.
+        var lastStep: ContinuousClock.Instant?
     }
 
     public let options: Options

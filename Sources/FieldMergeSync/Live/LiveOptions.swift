@@ -34,11 +34,12 @@ public struct LiveOptions: Sendable {
 public enum LiveOutcome: Sendable {
     /// The channel opened; the server stands at `revision`.
     case connected(revision: Int64)
-    /// Changes the server sent over the channel were applied, without a request.
-    case applied(SyncSummary)
-    /// A sync ran: the server said something changed that it did not send, or local writes
-    /// went out.
-    case synced(SyncSummary)
+    /// Changes the server sent over the channel were applied, without a request; the store
+    /// now stands at `revision`.
+    case applied(SyncSummary, revision: Int64)
+    /// A sync ran (the server said something changed that it did not send, or local writes
+    /// went out); the store now stands at `revision`.
+    case synced(SyncSummary, revision: Int64)
     /// A sync failed. Live mode goes on: the next event, write or reconnection tries again.
     case syncFailed(SyncError)
     /// The channel closed or failed (`error` nil: the server ended it, as each connection's

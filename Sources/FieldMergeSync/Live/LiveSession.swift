@@ -22,7 +22,8 @@ final class LiveSession: Sendable {
         let syncer = Task {
             for await _ in wakeups {
                 do throws(SyncError) {
-                    report.yield(.synced(try await client.sync()))
+                    let summary = try await client.sync()
+                    report.yield(.synced(summary, revision: await client.liveCursor))
                 } catch {
                     if Task.isCancelled { break }
                     report.yield(.syncFailed(error))
@@ -81,7 +82,7 @@ final class LiveSession: Sendable {
                     switch await client.handle(event) {
                     case .nothing: break
                     case .sync: wake()
-                    case .applied(let summary): report.yield(.applied(summary))
+                    case .applied(let summary): report.yield(.applied(summary, revision: await client.liveCursor))
                     }
                 }
             } catch {
