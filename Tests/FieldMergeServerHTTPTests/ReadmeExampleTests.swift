@@ -141,6 +141,17 @@ import Testing
         // SyncClient(store: store, transport: overHTTP), against a server with the app's schema
         // README block end
         _ = overHTTP
+
+        // README block begin
+        let events = HTTPLiveChannel(syncURL: URL(string: "http://127.0.0.1:8080/sync")!)  // an HTTP server's channel
+        let outcomes = await client.startLive(over: server)  // here the in-process server (a channel too)
+        for await outcome in outcomes {          // connected, applied (pushed changes), synced, syncFailed, disconnected
+            if case .connected(let revision) = outcome { print("live at revision \(revision)"); break }
+        }
+        await client.stopLive()                  // in the background; startLive again in front
+        // README block end
+        _ = events
+        #expect(await !client.isLive)
     }
 
     /// Every ```swift block of README.md is one marked region of this file, in order (see
@@ -148,7 +159,7 @@ import Testing
     @Test func readmeBlocks_areTheCodeThisFileCompiles() throws {
         try DocSnippets.expectBlocksMatch(
             document: "README.md", marker: "README", testFile: "Tests/FieldMergeServerHTTPTests/ReadmeExampleTests.swift")
-        #expect(DocSnippets.swiftBlocks(try DocSnippets.lines("README.md")).count == 6, "README.md's swift blocks changed; update this file")
+        #expect(DocSnippets.swiftBlocks(try DocSnippets.lines("README.md")).count == 7, "README.md's swift blocks changed; update this file")
     }
 
     static func removeReplicaFiles() {

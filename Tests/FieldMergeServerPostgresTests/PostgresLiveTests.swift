@@ -89,7 +89,8 @@ struct PostgresLiveTests {
             try await LiveProcesses.with(database, schema: schema) { a, b in
                 let name = database.url.schema + "_live"
                 var options = PostgresLiveListener.Options()
-                options.firstDelay = .seconds(1)
+                // Long enough that a write lands while it is down, even on a loaded machine.
+                options.firstDelay = .seconds(6)
                 let (listener, heard) = b.listen(as: name, options: options)
                 let events = Collected(try b.server.live.subscribe(identity: nil))
                 #expect(try await eventually { heard.all == [0] })

@@ -137,23 +137,27 @@ import Testing
 
     @Test func aBurstOfCommitsIsReadInFewSteps() async throws {
         var options = RevisionServer.Options()
-        options.live.minInterval = .milliseconds(500)
+        options.live.minInterval = .milliseconds(300)
         let server = try RevisionServer(.memory, schema: try syncSchema(), options: options)
         var events = try server.live.subscribe(identity: nil, takesPages: true).makeAsyncIterator()
         #expect(await events.next() == .ready(revision: 0))
         let writer = SyncClient(store: try Store(.memory, schema: server.schema, replica: ReplicaID(5)), transport: InProcessTransport(server: server))
+        let start = ContinuousClock.now
         for index in 1...10 {
             try await writer.write { _ = try $0.insert("lists", values: [.text("L\(index)")]) }
             _ = try await writer.sync()
         }
+        let writing = ContinuousClock.now - start
         var received: [LiveEvent] = []
         while let event = await events.next() {
             received.append(event)
             if event.revision == 10 { break }
         }
-        // The first commit is read at once; the others, within the interval, together.
-        #expect(received.count < 10)
-        if case .changes(let after, 10, _)? = received.last { #expect(after < 10) } else { Issue.record("no page to 10") }
+        // The first commit is read at once; later ones at most one step per interval (on a
+        // loaded machine the writes take longer and allow more steps, never more than that).
+        let allowed = 2 + Int(writing / .milliseconds(300))
+        #expect(server.live.steps <= allowed && received.count - 1 <= allowed)
+        if case .changes(_, 10, _)? = received.last {} else { Issue.record("no page to 10: \(received)") }
     }
 
     @Test func aDeviceHearsOnlyOfWhatItMayRead() async throws {

@@ -17,7 +17,10 @@ extension LiveHub {
             let pause = state.withLock { state in state.lastStep.map { $0 + options.minInterval - .now } }
             if let pause, pause > .zero { try? await Task.sleep(for: pause) }
             guard let lagging = nextStep() else { return }
-            state.withLock { $0.lastStep = .now }
+            state.withLock {
+                $0.lastStep = .now
+                $0.steps += 1
+            }
             let (revision, updates) = await step(lagging, server: server)
             let sends = state.withLock { state -> [(AsyncStream<LiveEvent>.Continuation, LiveEvent)] in
                 state.published = max(state.published, revision)

@@ -62,6 +62,8 @@ public final class LiveHub: Sendable {
         var told = false
         /// When the last step began.
         var lastStep: ContinuousClock.Instant?
+        /// Steps read so far.
+        var steps = 0
     }
 
     public let options: Options
@@ -114,6 +116,9 @@ public final class LiveHub: Sendable {
     func attach(_ server: RevisionServer) {
         state.withLock { $0.server = server }
     }
+
+    /// Steps read so far (tests).
+    package var steps: Int { state.withLock { $0.steps } }
 
     /// Whether the hub is reading no step now (tests wait for it).
     package var isIdle: Bool { state.withLock { !$0.publishing } }
