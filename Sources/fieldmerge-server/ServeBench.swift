@@ -30,18 +30,7 @@ struct ServeBench: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let url = postgres ?? ProcessInfo.processInfo.environment["FIELDMERGE_POSTGRES_URL"]
-        let wanted = setups.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
-            ?? (url == nil ? ["sqlite"] : ["sqlite", "postgres", "postgres2"])
-        for setup in wanted {
-            guard ["sqlite", "postgres", "postgres2"].contains(setup) else { throw ValidationError("--setups: unknown setup '\(setup)'") }
-            if setup != "sqlite", url == nil { throw ValidationError("--setups \(setup) needs --postgres URL or FIELDMERGE_POSTGRES_URL") }
-        }
-        for setup in wanted {
-            var line = try await measure(setup, postgres: url)
-            line.add("setup", setup)
-            print(line.render())
-        }
+        try await BenchSetups(setups, postgres: postgres, known: ["sqlite", "postgres", "postgres2"]).run(measure)
     }
 
     private func measure(_ setup: String, postgres: String?) async throws -> BenchLine {

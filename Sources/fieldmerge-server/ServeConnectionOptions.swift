@@ -38,6 +38,7 @@ struct ServeConnectionOptions: ParsableArguments {
     }
 }
 
-private func seconds(_ duration: Duration) -> Double {
+/// `duration` in seconds, for options' defaults.
+func seconds(_ duration: Duration) -> Double {
     Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
 }

@@ -44,7 +44,3 @@ struct ServeLiveOptions: ParsableArguments {
         options.live.maxRecords = livePageRecords
     }
 }
-
-private func seconds(_ duration: Duration) -> Double {
-    Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-}
