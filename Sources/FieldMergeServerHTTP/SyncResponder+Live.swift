@@ -2,6 +2,7 @@ import FieldMergeServer
 import FieldMergeProtocol
 import Hummingbird
 import ServiceLifecycle
+import Synchronization
 
 extension SyncResponder {
     /// `GET /sync/events`: the server's live events as Server-Sent Events (Specs/live.md),
@@ -57,15 +58,36 @@ extension SyncResponder {
             body: .init(byteBuffer: ByteBuffer(bytes: event.serverSentEvent)))
     }
 
-    /// A live subscription and what holds it (a tenant's lease), released once.
+    /// A live subscription and what holds it (a tenant's lease), released once: when the
+    /// response ends, or when it is dropped without its body ever being written (a client
+    /// gone before the head was sent), so that a tenant is never held in use for nothing.
     struct Subscription: Sendable {
         var events: AsyncStream<LiveEvent>
         var destination: SyncDestination
+        private let hold: LeaseHold
+
+        init(events: AsyncStream<LiveEvent>, destination: SyncDestination) {
+            self.events = events
+            self.destination = destination
+            hold = LeaseHold(destination.lease)
+        }
+
+        func release() { hold.release() }
+    }
+
+    /// Releases a tenant's lease once, at the latest when the last reference goes.
+    final class LeaseHold: Sendable {
+        private let lease: TenantDirectory.Lease?
+        private let released = Atomic(false)
+
+        init(_ lease: TenantDirectory.Lease?) { self.lease = lease }
 
         func release() {
-            guard let lease = destination.lease else { return }
+            guard let lease, !released.exchange(true, ordering: .relaxed) else { return }
             Task { await lease.release() }
         }
+
+        deinit { release() }
     }
 
     /// Subscribes the request's identity at its server (found as for `POST /sync`); a device
