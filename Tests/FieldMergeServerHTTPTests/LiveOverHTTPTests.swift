@@ -57,8 +57,10 @@ import Testing
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let file = folder + "/server.sqlite"
-        // The first server, on a port the system picks; the second on the same port.
-        let first = try await StartedServer.start(file: file, port: 0)
+        // The first server on a port below the system's ephemeral range (so that no outgoing
+        // connection or port-0 server of another test takes it meanwhile); the second on the
+        // same port.
+        let first = try await StartedServer.startBelowEphemeralPorts(file: file)
         let url = URL(string: "http://127.0.0.1:\(first.port)/sync")!
         let reader = try Self.device(url, replica: 1)
         var options = LiveOptions()
@@ -77,7 +79,7 @@ import Testing
 
         await first.stop()
         // Written while the reader's stream is down, through the restarted server.
-        let second = try await StartedServer.start(file: file, port: first.port)
+        let second = try await StartedServer.start(file: file, port: first.port, attempts: 50)
         try await writer.write { _ = try $0.insert("lists", values: ["While away"]) }
         _ = try await writer.sync()
         #expect(try await LiveWait.eventually { try await Self.lists(reader) == ["Before", "While away"] })
@@ -116,6 +118,24 @@ import Testing
 struct StartedServer {
     let port: Int
     let task: Task<Void, any Error>
+
+    /// On a free port in 20000..<30000 (tries several).
+    static func startBelowEphemeralPorts(file: String) async throws -> StartedServer {
+        var failure: (any Error)?
+        for _ in 0..<20 {
+            do { return try await start(file: file, port: Int.random(in: 20_000..<30_000)) } catch { failure = error }
+        }
+        throw failure ?? ServerDidNotStart()
+    }
+
+    /// On `port`, trying again every 100 ms up to `attempts` times while it is in use.
+    static func start(file: String, port: Int, attempts: Int) async throws -> StartedServer {
+        for _ in 1..<attempts {
+            if let started = try? await start(file: file, port: port) { return started }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        return try await start(file: file, port: port)
+    }
 
     static func start(file: String, port: Int) async throws -> StartedServer {
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
