@@ -9,7 +9,7 @@ import FoundationNetworking
 /// (`GET /sync/poll`), with `URLSession`.
 ///
 /// Events are read as their bytes arrive, whatever the length of the response. A stream of
-/// ``events(since:)`` finishes when the server ends its event stream (each has a bounded
+/// ``events(since:schema:)`` finishes when the server ends its event stream (each has a bounded
 /// lifetime) and throws when the channel fails; either way the client opens it again:
 ///
 /// - no bytes at all, not even a keep-alive, for ``Configuration/silenceTimeout``, an
@@ -17,7 +17,7 @@ import FoundationNetworking
 /// - any other status: `SyncRequestRejected` with the server's `{"error", "message"}`
 ///   (`SyncStatus.clientError(status:body:origin:)`, as `HTTPTransport`), after one retry
 ///   with a refreshed token for a 401;
-/// - an event that is not SSE or not a ``LiveEvent``, or a line or an event past
+/// - an event that is not SSE or not a `LiveEvent`, or a line or an event past
 ///   ``Configuration/maxEventBytes``: the `WireError`.
 ///
 /// Cancelling the task that iterates the stream (or dropping the stream) closes the
