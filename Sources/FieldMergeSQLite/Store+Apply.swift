@@ -94,6 +94,9 @@ extension Store {
             // Records the server's cascade could not reach (created here, not sent yet or
             // refused) may still point at a record it deleted: they follow the schema's
             // `onDelete` as if the delete had been made here, else the commit would fail.
+            // Likewise records the server sends alive (another device's edit of a child
+            // kept by `editWins`) under a parent this device deleted and has not sent yet.
+            if !noTombstones { deleted += try parentsDeletedHere(of: changes.records) }
             if !deleted.isEmpty {
                 let stamp = clock.now()
                 var visited: Set<String> = []
@@ -112,6 +115,28 @@ extension Store {
             try saveState()
             try beforeCommit()
         }
+    }
+
+    /// The parents that alive records of `records` reference but that this device deleted
+    /// (they have a tombstone and no row): their deletes are not acknowledged yet, and the
+    /// server will cascade them when they arrive.
+    private func parentsDeletedHere(of records: [AcknowledgedRecord]) throws -> [(table: EntityTable, id: Int64)] {
+        var tombstones: Set<String> = []
+        for row in try database.rows("SELECT \"entity\", \"id\" FROM \"__fm_tombstones\"") {
+            if case .text(let entity) = row[0], case .integer(let id) = row[1] { tombstones.insert("\(entity)#\(id)") }
+        }
+        var seen: Set<String> = [], parents: [(table: EntityTable, id: Int64)] = []
+        for acknowledged in records where !acknowledged.record.isDeleted {
+            let fields = try table(acknowledged.record.entity).entity.fields
+            for (index, field) in fields.enumerated() {
+                guard case .reference(let target, _) = field.type, case .integer(let id) = acknowledged.record.values[index] else { continue }
+                let key = "\(target)#\(id)"
+                guard tombstones.contains(key), seen.insert(key).inserted else { continue }
+                let parent = try table(target)
+                if try readRow(parent, id: id) == nil { parents.append((parent, id)) }
+            }
+        }
+        return parents
     }
 
     /// Rows at which ``apply(_:beforeCommit:)`` drops the capture triggers for its writes.

@@ -46,10 +46,31 @@ extension Database {
         do {
             try run(nested ? "RELEASE fieldmerge" : "COMMIT")
         } catch {
+            // A deferred foreign key fails only here, without saying which: name the rows.
+            let named = error.code == 787 ? foreignKeyViolations(of: error) : error
             rollback(nested: nested)
-            throw error
+            throw named
         }
         return result
+    }
+
+    /// `error` (a failed foreign key at `COMMIT`) with the first violating rows named, read
+    /// with `PRAGMA foreign_key_check` while the transaction is still open.
+    private func foreignKeyViolations(of error: SQLiteError) -> SQLiteError {
+        guard let rows = try? self.rows("PRAGMA foreign_key_check"), !rows.isEmpty else { return error }
+        let named = rows.prefix(5).map { row -> String in
+            func text(_ index: Int) -> String {
+                switch row.count > index ? row[index] : .null {
+                case .text(let text): return text
+                case .integer(let value): return String(value)
+                default: return "?"
+                }
+            }
+            return "\(text(0)) row \(text(1)) → \(text(2))"
+        }
+        var detailed = error
+        detailed.message += " (\(rows.count) rows: \(named.joined(separator: ", "))\(rows.count > 5 ? ", …" : ""))"
+        return detailed
     }
 
     /// Undoes the current transaction or innermost savepoint, ignoring failures: SQLite may

@@ -25,6 +25,9 @@ final class Device {
     private(set) var failedAttempts = 0
     /// Crashes since the last completed sync: survived when the next one completes.
     private var crashesSinceSync = 0
+    /// Live mode: its channel and options, and what counts its outcomes (nil: off).
+    private var live: (channel: any LiveChannel, options: LiveOptions, tally: LiveTally)?
+    private var counting: [Task<Void, Never>] = []
 
     init(
         index: Int, path: String, store: sending Store, wall: ManualWallClock, skew: Int64, transport: FaultyTransport,
@@ -63,13 +66,29 @@ final class Device {
     /// - Returns: What the migration changed.
     @discardableResult
     func reopen(schema newSchema: Schema? = nil) async throws -> [SchemaChange] {
+        if live != nil { await client.stopLive() }
         await client.withStore { $0.database.close() }
         if let newSchema { schema = newSchema }
         let store = try Store(.file(path: path), schema: schema, wall: wall)
         let migrations = store.migrations
         client = SyncClient(store: store, transport: transport, batchSize: Simulation.pageSize)
         await client.setApplyHook(crashSwitch.hook)
+        if let live { counting.append(live.tally.count(await client.startLive(over: live.channel, options: live.options))) }
         return migrations
+    }
+
+    /// Starts live mode over `channel` (again after every reopen, until ``stopLive()``).
+    func startLive(over channel: any LiveChannel, options: LiveOptions, tally: LiveTally) async {
+        live = (channel, options, tally)
+        counting.append(tally.count(await client.startLive(over: channel, options: options)))
+    }
+
+    /// Stops live mode; returns when its outcomes are counted.
+    func stopLive() async {
+        live = nil
+        await client.stopLive()
+        for task in counting { await task.value }
+        counting = []
     }
 
     /// Syncs until a sync completes, retrying after every failure (a lost request or answer,
@@ -120,12 +139,12 @@ final class Device {
 
     /// Whether the device has nothing to send, and the revision it holds.
     func state() async throws -> (pending: Int, maxRevision: Int64) {
-        try await client.withStore { store in (try store.pendingChanges().count, store.maxRevision) }
+        try await client.inspect { store in (try store.pendingChanges().count, store.maxRevision) }
     }
 
     /// The permanent ids the server gave this device's temporary ids, by entity.
     func idMap() async throws -> [String: [Int64: Int64]] {
-        try await client.withStore { store in
+        try await client.inspect { store in
             var map: [String: [Int64: Int64]] = [:]
             for row in try store.database.rows("SELECT \"entity\", \"temporary\", \"permanent\" FROM \"__fm_idmap\"") {
                 if case .text(let entity) = row[0], case .integer(let temporary) = row[1], case .integer(let permanent) = row[2] {

@@ -23,6 +23,9 @@ public struct FaultRates: Sendable, Equatable {
     public var skew = 0.0
     /// The server is closed and reopened from its file once, half way through the rounds.
     public var restart = false
+    /// With live mode: a device's live connection is refused, or drops, losing the event it
+    /// was about to deliver (per connection and per event).
+    public var dropConnection = 0.0
 
     public init() {}
 
@@ -34,6 +37,7 @@ public struct FaultRates: Sendable, Equatable {
         var rates = FaultRates()
         (rates.dropRequest, rates.dropResponse, rates.duplicate, rates.delay) = (0.05, 0.05, 0.05, 0.05)
         (rates.corrupt, rates.crash, rates.skew, rates.restart) = (0.03, 0.05, 0.2, true)
+        rates.dropConnection = 0.05
         return rates
     }()
 
@@ -43,7 +47,7 @@ public struct FaultRates: Sendable, Equatable {
     /// Parses `--faults`: empty, `on` or `standard` for ``standard``; one number for every
     /// rate (skew and restart as in ``standard``); or `key=rate` pairs separated by commas
     /// with the keys `drop`, `lose`, `dup`, `delay`, `corrupt`, `crash`, `skew`, `restart`
-    /// (0 or 1); keys not named are 0.
+    /// (0 or 1), `disconnect`; keys not named are 0.
     public init(spec: String) throws {
         let spec = spec.trimmingCharacters(in: " ")
         if spec.isEmpty || spec == "on" || spec == "standard" { self = .standard; return }
@@ -51,6 +55,7 @@ public struct FaultRates: Sendable, Equatable {
             guard (0...1).contains(rate) else { throw SimulationError("--faults: a rate must be between 0 and 1") }
             self = .standard
             (dropRequest, dropResponse, duplicate, delay, corrupt, crash) = (rate, rate, rate, rate, rate, rate)
+            dropConnection = rate
             return
         }
         self.init()
@@ -68,7 +73,9 @@ public struct FaultRates: Sendable, Equatable {
             case "crash": crash = rate
             case "skew": skew = rate
             case "restart": restart = rate > 0
-            default: throw SimulationError("--faults: unknown fault '\(parts[0])' (drop, lose, dup, delay, corrupt, crash, skew, restart)")
+            case "disconnect": dropConnection = rate
+            default:
+                throw SimulationError("--faults: unknown fault '\(parts[0])' (drop, lose, dup, delay, corrupt, crash, skew, restart, disconnect)")
             }
         }
     }
@@ -83,7 +90,7 @@ extension String {
 /// The faults the report counts.
 public enum FaultKind: String, Sendable, CaseIterable, Comparable {
     case dropRequest, dropResponse, duplicate, delay, corruptRequest, corruptResponse
-    case crash, skewedClock, serverRestart
+    case crash, skewedClock, serverRestart, droppedConnection
 
     public static func < (a: FaultKind, b: FaultKind) -> Bool {
         allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!

@@ -66,6 +66,14 @@ public actor ServerEndpoint: SyncTransport {
     /// Whether the server runs in this process (and can be inspected and restarted).
     var isLocal: Bool { remote == nil }
 
+    /// The server in this process, nil while it restarts (and for a remote one).
+    var runningServer: RevisionServer? { server }
+
+    /// Who a device's live channel speaks for: the same user as its requests.
+    nonisolated func liveIdentity(_ clientID: String) -> SyncIdentity? {
+        identify.map { $0(clientID) } ?? SyncIdentity(user: clientID)
+    }
+
     public func send(_ body: [UInt8], gzip: Bool) async throws -> [UInt8] {
         metrics.requests += 1
         metrics.gzipBytesUp += body.count
@@ -93,8 +101,8 @@ public actor ServerEndpoint: SyncTransport {
     /// Closes the server's database and opens it again from its file.
     func restart() async throws {
         guard let reopen, let old = server else { return }
+        server = nil  // before closing: a device reconnecting meanwhile finds the server down
         await old.close()
-        server = nil
         server = try await reopen()
     }
 
@@ -102,8 +110,8 @@ public actor ServerEndpoint: SyncTransport {
     /// the file migrates). - Returns: What the migration changed.
     func upgrade(_ open: @escaping @Sendable () throws -> RevisionServer) async throws -> [SchemaChange] {
         guard let old = server else { throw SimulationError("only a server in this process can be upgraded") }
-        await old.close()
         server = nil
+        await old.close()
         let upgraded = try open()
         (server, reopen) = (upgraded, open)
         return upgraded.migrations

@@ -116,12 +116,18 @@ extension Simulation {
             device.tick(now)
             try await edit(device, count: options.editsPerDevice)
         }
-        var order = Array(devices.indices)
-        for i in order.indices.reversed() where i > 0 { order.swapAt(i, random.below(i + 1)) }
-        for index in order where chance(options.syncingShare) {
-            try await syncOne(devices[index])
+        if options.live {
+            // No explicit sync: the edits go out and others' changes come in by live mode
+            // (a restart is survived when the devices converge, ``convergeLive()``).
+            try await Task.sleep(for: options.liveRoundPause)
+        } else {
+            var order = Array(devices.indices)
+            for i in order.indices.reversed() where i > 0 { order.swapAt(i, random.below(i + 1)) }
+            for index in order where chance(options.syncingShare) {
+                try await syncOne(devices[index])
+            }
+            if restarted { ledger.survived(.serverRestart) }
         }
-        if restarted { ledger.survived(.serverRestart) }
         progress?("rounds", round + 1, options.rounds)
     }
 

@@ -25,6 +25,9 @@ public final class Simulation {
     /// The league schema; ``LeagueSchema/upgraded`` after an upgrade.
     var schema = LeagueSchema.schema
     let remote: (any SyncTransport)?
+    /// With a remote server and live mode: the channels to it, device *i* on `i % count`.
+    let remoteLive: [any LiveChannel]
+    let liveTally = LiveTally()
     let progress: Progress?
     let ledger = FaultLedger()
     let seedData: SeedData
@@ -55,13 +58,21 @@ public final class Simulation {
     /// - Parameters:
     ///   - remote: A transport to a remote server (which must start empty); nil runs a
     ///     ``RevisionServer`` in this process.
+    ///   - remoteLive: With `remote` and live mode: live channels to the remote server (or
+    ///     to each of its processes); device *i* uses channel `i % remoteLive.count`.
     ///   - progress: Called as phases advance.
-    public init(options: SimulationOptions, remote: (any SyncTransport)? = nil, progress: Progress? = nil) throws {
+    public init(
+        options: SimulationOptions, remote: (any SyncTransport)? = nil, remoteLive: [any LiveChannel] = [], progress: Progress? = nil
+    ) throws {
         guard options.devices >= 1, options.records >= LeagueSchema.entities.count, options.rounds >= 0 else {
             throw SimulationError("simulate needs at least 1 device and \(LeagueSchema.entities.count) records")
         }
         self.options = options
+        guard !options.live || remote == nil || !remoteLive.isEmpty else {
+            throw SimulationError("live mode with a remote server needs live channels to it")
+        }
         self.remote = remote
+        self.remoteLive = remoteLive
         self.progress = progress
         random = SplitMix64(seed: options.seed)
         now = 1_767_225_600_000  // 2026-01-01T00:00:00Z
@@ -79,10 +90,14 @@ public final class Simulation {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { finish() }
         try await phase("seed") { try await seed() }
-        try await phase("devices") { try await makeDevices() }
+        try await phase("devices") {
+            try await makeDevices()
+            if options.live { await startLive() }
+        }
         try await phase("rounds") {
             for round in 0..<options.rounds { try await runRound(round) }
         }
+        if options.live { try await phase("live") { try await convergeLive() } }
         try await phase("settle") {
             try await settle()
             try await collectRefusedChanges()

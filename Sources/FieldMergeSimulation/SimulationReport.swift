@@ -34,6 +34,14 @@ public struct SimulationOptions: Sendable {
     /// A third of the way through the rounds, the in-process server and every device move to
     /// ``LeagueSchema/upgraded`` (version 2), migrating their files with unsent changes in them.
     public var upgrade = false
+    /// Live mode (Specs/simulation.md §8): every device keeps a live channel open and never
+    /// syncs explicitly during the rounds; its edits go out and others' changes come in by
+    /// live mode alone, and the run checks that it converges before the explicit settle.
+    public var live = false
+    /// With `live`: the real time each round leaves live mode, after its edits.
+    public var liveRoundPause: Duration = .milliseconds(100)
+    /// With `live`: how long the devices may take to converge after the last round.
+    public var liveDeadline: Duration = .seconds(120)
     public init() {}
 }
 
@@ -76,6 +84,8 @@ public struct SimulationReport: Sendable {
     public var unsettled: [String] = []
     public var oracle = OracleResult()
     public var digest = ""
+    /// With live mode: what the devices' live sessions did, and when they converged.
+    public var live: LiveCounts?
 
     /// Whether every replica agrees and nothing the rules keep was lost.
     public var passed: Bool { divergences.isEmpty && unsettled.isEmpty && oracle.failureCount == 0 }
@@ -85,7 +95,7 @@ public struct SimulationReport: Sendable {
         var out: [String] = []
         let o = options
         out.append("fieldmerge simulate: \(o.devices) devices, \(seededRecords) records, \(o.rounds) rounds, seed \(o.seed), mode \(o.mode.rawValue)"
-            + (o.faults.isEnabled ? ", faults on" : ""))
+            + (o.faults.isEnabled ? ", faults on" : "") + (o.live ? ", live" : ""))
         out.append("result: " + (passed ? "PASS: every replica holds the same data and no edit was lost" : "FAIL"))
         out.append("data: \(finalRecords) records at the end, digest \(digest.prefix(16))")
         out.append("edits: " + edits.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
@@ -101,6 +111,11 @@ public struct SimulationReport: Sendable {
         out.append("wire: up \(mb(wire.rawBytesUp)) raw / \(mb(wire.gzipBytesUp)) gzip; down \(mb(wire.rawBytesDown)) raw / \(mb(wire.gzipBytesDown)) gzip")
         out.append("conflicts: \(conflictingChangeSets) change sets answered as conflicts, \(mergedRecords) records merged; "
             + (conflicts.isEmpty ? "no field conflicts" : conflicts.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.key.rawValue) \($0.value)" }.joined(separator: ", ")))
+        if let live {
+            let converged = live.convergedAfter.map { "every device held the server's data with nothing pending \(secs($0)) after the last round, with no explicit sync" }
+            out.append("live: " + (converged ?? "did not converge") + "; \(live.pagesApplied) pushed pages (\(live.recordsApplied) records) applied without a request, "
+                + "\(live.syncs) live syncs (\(live.failedSyncs) failed and were retried), \(live.connections) connections (\(live.failedConnections) failed or dropped)")
+        }
         if !faultsInjected.isEmpty {
             out.append("faults (injected/survived): " + faultsInjected.keys.sorted().map { "\($0.rawValue) \(faultsInjected[$0]!)/\(faultsSurvived[$0] ?? 0)" }.joined(separator: ", "))
         }

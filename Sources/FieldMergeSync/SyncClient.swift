@@ -107,6 +107,10 @@ public actor SyncClient {
     /// The same as ``write(_:)``.
     public func withStore<T: Sendable>(_ body: (Store) throws -> T) rethrows -> T { try write(body) }
 
+    /// Runs `body` with the store, as ``write(_:)`` does, but not as a local write: live mode
+    /// does not sync for it. For tools and tests that only look.
+    package func inspect<T: Sendable>(_ body: (Store) throws -> T) rethrows -> T { try body(store) }
+
     /// After a commit: the log goes into the file in the background.
     func committed() { checkpointer?.request() }
 

@@ -25,7 +25,7 @@ struct SimulateCommand: AsyncParsableCommand {
     @Option(help: "Edits per device that goes offline in a round.") var edits = 20
     @Flag(help: "Inject faults (standard rates, or the rate spec that follows).") var faults = false
     @Argument(help: ArgumentHelp(
-        "With --faults: one rate for every fault (e.g. 0.1), or key=rate pairs of drop, lose, dup, delay, corrupt, crash, skew, restart (e.g. lose=0.1,crash=0.05).",
+        "With --faults: one rate for every fault (e.g. 0.1), or key=rate pairs of drop, lose, dup, delay, corrupt, crash, skew, restart, disconnect (e.g. lose=0.1,crash=0.05).",
         valueName: "rate spec"))
     var rateSpec: String?
     @Option(help: "The in-process server's mode: strict or merge.") var mode: String = "strict"
@@ -43,6 +43,8 @@ struct SimulateCommand: AsyncParsableCommand {
     var plainSQLEvery = 3
     @Flag(help: "A third of the way through, move the server and every device to schema version 2 (their files migrate).")
     var upgrade = false
+    @Flag(help: "Live mode: devices keep a live channel open and never sync explicitly until live mode has converged (Specs/simulation.md, Live mode).")
+    var live = false
     @Flag(help: "Scoped sync: a team app whose users see only their projects, while an admin changes who sees what (Specs/simulation.md, Scopes).")
     var scopes = false
     @Option(help: "With --scopes: users (u0 is an admin; default half the devices, 2 to 6).") var users: Int?
@@ -65,13 +67,16 @@ struct SimulateCommand: AsyncParsableCommand {
         options.plainSQLEvery = plainSQLEvery
         if upgrade && !server.isEmpty { throw ValidationError("--upgrade needs the server in this process (no --server)") }
         options.upgrade = upgrade
+        options.live = live
         if rateSpec != nil && !faults { throw ValidationError("a rate spec needs --faults") }
         if faults { options.faults = try FaultRates(spec: rateSpec ?? "") }
         guard let mode = RevisionServer.Mode(rawValue: mode) else { throw ValidationError("--mode: strict or merge") }
         options.mode = mode
-        let remotes = try server.map { try makeRemoteTransport(url: $0) }
+        let urls = try server.map { try remoteSyncURL($0) }
+        let remotes: [any SyncTransport] = urls.map { HTTPTransport(url: $0) }
         let remote: (any SyncTransport)? = remotes.count > 1 ? AlternatingTransport(remotes) : remotes.first
-        let simulation = try Simulation(options: options, remote: remote, progress: ProgressLine.make())
+        let channels: [any LiveChannel] = live ? urls.map { HTTPLiveChannel(syncURL: $0) } : []
+        let simulation = try Simulation(options: options, remote: remote, remoteLive: channels, progress: ProgressLine.make())
         let report = try await simulation.run()
         ProgressLine.finish()
         print(report.rendered())
@@ -82,7 +87,9 @@ struct SimulateCommand: AsyncParsableCommand {
 extension SimulateCommand {
     /// `--scopes`: the team app on an in-process server with scopes (ScopedSimulation).
     func runScoped() async throws {
-        guard server.isEmpty, !upgrade else { throw ValidationError("--scopes runs its own server in this process (no --server, no --upgrade)") }
+        guard server.isEmpty, !upgrade, !live else {
+            throw ValidationError("--scopes runs its own server in this process (no --server, no --upgrade) and has no live mode")
+        }
         var options = ScopedSimulationOptions()
         (options.devices, options.tasks, options.rounds, options.seed) = (devices ?? 12, records ?? 200, rounds, seed)
         (options.users, options.projects, options.editsPerDevice, options.keepFolder) = (users, projects, edits, keep)
@@ -98,13 +105,13 @@ extension SimulateCommand {
     }
 }
 
-/// The HTTP transport to `--server`: the base URL of `fieldmerge serve`, or its `/sync` URL.
-func makeRemoteTransport(url text: String) throws -> any SyncTransport {
+/// The `/sync` URL of `--server`: the base URL of `fieldmerge serve`, or its `/sync` URL.
+func remoteSyncURL(_ text: String) throws -> URL {
     guard var url = URL(string: text), let scheme = url.scheme, ["http", "https"].contains(scheme), url.host != nil else {
         throw ValidationError("--server: '\(text)' is not an http(s) URL")
     }
     if url.path.isEmpty || url.path == "/" { url = url.appendingPathComponent("sync") }
-    return HTTPTransport(url: url)
+    return url
 }
 
 /// Progress on standard error: a bar redrawn in place on a terminal, plain lines otherwise.

@@ -64,6 +64,8 @@ public final class LiveHub: Sendable {
         var lastStep: ContinuousClock.Instant?
         /// Steps read so far.
         var steps = 0
+        /// Set by ``finishAll()``: the server is closing, and nobody subscribes any more.
+        var closed = false
     }
 
     public let options: Options
@@ -92,7 +94,8 @@ public final class LiveHub: Sendable {
     ///   - identity: Who subscribes (as for a request): it receives only what it may read.
     ///   - takesPages: False for a device that must sync itself for every change (a client of
     ///     an older schema version): it gets pokes only.
-    /// - Throws: ``ServerError/Code/unavailable`` past ``Options/maxSubscribers``.
+    /// - Throws: ``ServerError/Code/unavailable`` past ``Options/maxSubscribers``, and once the
+    ///   server is closing (``finishAll()``): a subscriber then would never hear anything.
     public func subscribe(identity: SyncIdentity?, takesPages: Bool = true) throws(ServerError) -> AsyncStream<LiveEvent> {
         let (stream, continuation) = AsyncStream.makeStream(of: LiveEvent.self, bufferingPolicy: .bufferingNewest(max(1, options.buffer)))
         let id = ids.add(1, ordering: .relaxed).newValue
@@ -100,6 +103,7 @@ public final class LiveHub: Sendable {
         let maxSubscribers = options.maxSubscribers
         let scoped = scoped
         try state.withLock { (state: inout State) throws(ServerError) in
+            guard !state.closed else { throw ServerError(.unavailable, "the server is closing; try again later") }
             guard state.subscribers.count < maxSubscribers else {
                 throw ServerError(.unavailable, "the server has \(maxSubscribers) live subscribers, its limit; try again later")
             }
@@ -127,9 +131,11 @@ public final class LiveHub: Sendable {
         _ = state.withLock { $0.subscribers.removeValue(forKey: id) }
     }
 
-    /// Ends every subscription (a server shutting down): each stream finishes.
+    /// Ends every subscription (a server shutting down): each stream finishes, and later
+    /// subscriptions are refused.
     public func finishAll() {
         let continuations = state.withLock { state in
+            state.closed = true
             defer { state.subscribers.removeAll() }
             return state.subscribers.values.map(\.continuation)
         }

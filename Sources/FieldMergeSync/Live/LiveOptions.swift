@@ -40,7 +40,9 @@ public enum LiveOutcome: Sendable {
     /// A sync ran (the server said something changed that it did not send, or local writes
     /// went out); the store now stands at `revision`.
     case synced(SyncSummary, revision: Int64)
-    /// A sync failed. Live mode goes on: the next event, write or reconnection tries again.
+    /// A sync failed. Live mode goes on: the sync is tried again after a backoff (as a failed
+    /// channel is opened again; after ``LiveOptions/maxBackoff`` when the error is not
+    /// retryable), and the next event or write tries again too.
     case syncFailed(SyncError)
     /// The channel closed or failed (`error` nil: the server ended it, as each connection's
     /// lifetime ends); it opens again after `retryIn`.

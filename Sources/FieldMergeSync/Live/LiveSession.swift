@@ -19,14 +19,28 @@ final class LiveSession: Sendable {
         let (wakeups, wakes) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         self.wakes = wakes
         let report = report
-        let syncer = Task {
+        let syncer = Task { [wakes] in
+            // A sync that failed is tried again after a backoff (as a failed channel is), so
+            // that a write made just before a network blip does not wait for the next event
+            // or write; a newer wake-up joins the retry.
+            var failures = 0
             for await _ in wakeups {
                 do throws(SyncError) {
                     let summary = try await client.sync()
+                    failures = 0
                     report.yield(.synced(summary, revision: await client.liveCursor))
                 } catch {
                     if Task.isCancelled { break }
                     report.yield(.syncFailed(error))
+                    failures += 1
+                    // One refused for good (a schema the server does not know yet, a body it
+                    // could not read) is tried again too, but only after the longest wait.
+                    let unit = Double.random(in: 0...1)
+                    let delay = error.isRetryable ? options.backoff(after: failures, unit: unit) : options.maxBackoff * (0.5 + 0.5 * unit)
+                    Task {
+                        try await Task.sleep(for: delay)
+                        wakes.yield()
+                    }
                 }
             }
         }
