@@ -10,21 +10,31 @@ import Testing
 /// Every refused record of a change set comes in one answer (Specs/protocol.md, §3): a
 /// viewer editing 8 records took 8 rounds and uploaded 36 records.
 @Suite struct RefusedInOneRoundTests {
-    @Test(arguments: RevisionServer.Mode.allCases)
-    func eightRefusedUpdates_areAnsweredAndSetAsideInOneRound(mode: RevisionServer.Mode) async throws {
+    /// A client that created `count` lists (synced), then edited each of them; the server
+    /// takes what `authorize` allows.
+    private func editedLists(
+        _ count: Int64, mode: RevisionServer.Mode = .strict, authorize: @escaping RevisionServer.Authorization
+    ) async throws -> (InProcessTransport, SyncClient) {
         let schema = try syncSchema()
         var options = RevisionServer.Options()
         options.mode = mode
-        options.authorize = { change in change.kind != .update }   // a viewer may create, not edit
+        options.authorize = authorize
         let transport = InProcessTransport(server: try RevisionServer(.memory, schema: schema, options: options))
-        let viewer = SyncClient(store: try Store(.memory, schema: schema, replica: ReplicaID(1)), transport: transport)
-        try await viewer.write { store in
-            for index in 1...8 { _ = try store.insert("lists", values: [.text("List \(index)")]) }
+        let client = SyncClient(store: try Store(.memory, schema: schema, replica: ReplicaID(1)), transport: transport)
+        try await client.write { store in
+            for index in 1...count { _ = try store.insert("lists", values: [.text("List \(index)")]) }
         }
-        _ = try await viewer.sync()
-        try await viewer.write { store in
-            for id in Int64(1)...8 { _ = try store.update("lists", id: id, ["name": .text("Edited \(id)")]) }
+        _ = try await client.sync()
+        try await client.write { store in
+            for id in 1...count { _ = try store.update("lists", id: id, ["name": .text("Edited \(id)")]) }
         }
+        return (transport, client)
+    }
+
+    @Test(arguments: RevisionServer.Mode.allCases)
+    func eightRefusedUpdates_areAnsweredAndSetAsideInOneRound(mode: RevisionServer.Mode) async throws {
+        // A viewer may create, not edit.
+        let (transport, viewer) = try await editedLists(8, mode: mode) { $0.kind != .update }
         let before = transport.requests
         let summary = try await viewer.sync()
         #expect(transport.requests - before == 1)
@@ -43,18 +53,7 @@ import Testing
     /// A refusal among records the server takes: the refused ones set aside together, the
     /// others sent again in the next round and committed.
     @Test func refusalsAmongAcceptedRecords_costOneRoundMore() async throws {
-        let schema = try syncSchema()
-        var options = RevisionServer.Options()
-        options.authorize = { change in !(change.kind == .update && change.id % 2 == 0) }
-        let transport = InProcessTransport(server: try RevisionServer(.memory, schema: schema, options: options))
-        let client = SyncClient(store: try Store(.memory, schema: schema, replica: ReplicaID(1)), transport: transport)
-        try await client.write { store in
-            for index in 1...6 { _ = try store.insert("lists", values: [.text("List \(index)")]) }
-        }
-        _ = try await client.sync()
-        try await client.write { store in
-            for id in Int64(1)...6 { _ = try store.update("lists", id: id, ["name": .text("Edited \(id)")]) }
-        }
+        let (transport, client) = try await editedLists(6) { !($0.kind == .update && $0.id % 2 == 0) }
         let summary = try await client.sync()
         #expect(summary.rounds == 2)
         #expect(summary.sent == 6 + 3)
