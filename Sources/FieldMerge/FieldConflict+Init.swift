@@ -4,7 +4,7 @@ extension FieldConflict {
         at entity: String, id: Int64, kind: ConflictKind, field: String?, fieldIndex: Int?, ancestor: Value?,
         ancestorStamp: Stamp?, local: Value?, localStamp: Stamp, remote: Value?, remoteStamp: Stamp,
         strategy: String, winner: MergeWinner, result: Value?, deletedSide: MergeWinner? = nil,
-        fallback: MergeFallback? = nil
+        fallback: MergeFallback? = nil, edited: Record? = nil
     ) {
         self.entity = entity
         self.id = id
@@ -22,5 +22,6 @@ extension FieldConflict {
         self.result = result
         self.deletedSide = deletedSide
         self.fallback = fallback
+        self.edited = edited
     }
 }

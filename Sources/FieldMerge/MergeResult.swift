@@ -48,6 +48,10 @@ public struct FieldConflict: Hashable, Sendable, CustomStringConvertible {
     /// Set when the strategy gave up and its fallback (`lastEditWins`) decided instead, such
     /// as a text merge over its edit budget; nil when the strategy's own rule decided.
     public var fallback: MergeFallback? = nil
+    /// For ``ConflictKind/deleteVsEdit``: the edited side's record, every field's value and
+    /// stamp (whichever side won), so that a history keeps the edit a delete beat; nil for
+    /// field conflicts.
+    public var edited: Record? = nil
 
     public var description: String {
         let place = field.map { "\(entity)#\(id).\($0)" } ?? "\(entity)#\(id)"

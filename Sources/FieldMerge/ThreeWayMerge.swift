@@ -213,7 +213,8 @@ struct RecordMerger {
             ancestor: nil, ancestorStamp: ancestor?.tombstone ?? nil,
             local: nil, localStamp: deletedIsLocal ? tombstone : newestEdit,
             remote: nil, remoteStamp: deletedIsLocal ? newestEdit : tombstone,
-            strategy: entity.deletePolicy.rawValue, winner: winner, result: nil, deletedSide: deletedIsLocal ? .local : .remote))
+            strategy: entity.deletePolicy.rawValue, winner: winner, result: nil, deletedSide: deletedIsLocal ? .local : .remote,
+            edited: edited))
         return deleteWins ? deleted : edited
     }
 

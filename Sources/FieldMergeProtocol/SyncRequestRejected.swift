@@ -14,11 +14,15 @@ public struct SyncRequestRejected: Error, Equatable, Sendable, CustomStringConve
     public var code: String
     /// The server's `"message"`, or a summary when the body carried none.
     public var message: String
+    /// With a 409 for another schema, the server's schema outline (`"schema"` of the error
+    /// body), one line per entity and field; nil otherwise.
+    public var schema: [String]?
 
-    public init(status: Int, code: String, message: String) {
+    public init(status: Int, code: String, message: String, schema: [String]? = nil) {
         self.status = status
         self.code = code
         self.message = message
+        self.schema = schema
     }
 
     public var description: String { "HTTP \(status) \(code): \(message)" }

@@ -27,7 +27,7 @@ public enum SyncStatus {
         }
         return SyncRequestRejected(
             status: status, code: detail?.error ?? "http\(status)",
-            message: detail?.message ?? "HTTP \(status) from \(origin)")
+            message: detail?.message ?? "HTTP \(status) from \(origin)", schema: detail?.schema)
     }
 
     /// ``clientError(status:detail:origin:)`` for an error body as it arrived (gzip'd or

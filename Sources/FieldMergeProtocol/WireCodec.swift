@@ -113,13 +113,22 @@ public struct WireCodec: Sendable {
         return writer.finish()
     }
 
-    /// The JSON body of an error response: `{"error":"<code>","message":"..."}`.
+    /// The JSON body of an error response: `{"error":"<code>","message":"..."}`, and
+    /// `"schema": [lines]` when the error carries the server's schema outline.
     public func encode(_ error: WireErrorBody) -> [UInt8] {
         var writer = _Writer(capacity: 64 + error.message.utf8.count)
         writer.raw("{\"error\":")
         writer.string(error.error)
         writer.raw(",\"message\":")
         writer.string(error.message)
+        if let schema = error.schema {
+            writer.raw(",\"schema\":[")
+            for (index, line) in schema.enumerated() {
+                if index > 0 { writer.byte(UInt8(ascii: ",")) }
+                writer.string(line)
+            }
+            writer.byte(UInt8(ascii: "]"))
+        }
         writer.byte(UInt8(ascii: "}"))
         return writer.finish()
     }

@@ -36,7 +36,6 @@ extension _Parser {
                     schemaVersion = try positiveInt("schemaVersion")
                 } else if key.equals("schemaFingerprint") {
                     try once(&seen, 128, key)
-                    let start = position
                     schemaFingerprint = try optionalText("schemaFingerprint")
                     // Checked as soon as it is read: FieldMerge clients send it before their
                     // change sets, which another schema could not read. An older version
@@ -45,10 +44,7 @@ extension _Parser {
                         codec = older.codec
                     }
                     if let fingerprint = schemaFingerprint, fingerprint != codec.schemaFingerprint {
-                        throw error(.incompatibleSchema,
-                            "the request was made with another schema (version \(schemaVersion.map(String.init) ?? "unknown"), fingerprint \(fingerprint)) "
-                            + "than the server's (version \(codec.schema.version), fingerprint \(codec.schemaFingerprint)): "
-                            + Self.whichToUpdate(client: schemaVersion, server: codec.schema.version), at: start)
+                        throw Self.incompatible(codec, version: schemaVersion, fingerprint: fingerprint)
                     }
                 } else if key.equals("scopes") {
                     guard !seenScopes else { throw error(.duplicateKey, "duplicate key 'scopes'", at: key.offset) }
@@ -113,7 +109,7 @@ extension _Parser {
 
     mutating func parseErrorBody() throws(WireError) -> WireErrorBody {
         let objectAt = try documentStart()
-        var code: String?, message: String?
+        var code: String?, message: String?, schema: [String]?
         var seen: UInt8 = 0
         if try open(UInt8(ascii: "{"), "an object (an error body)") {
             repeat {
@@ -124,6 +120,13 @@ extension _Parser {
                 } else if key.equals("message") {
                     try once(&seen, 2, key)
                     message = try text("message (a string)")
+                } else if key.equals("schema") {
+                    try once(&seen, 4, key)
+                    var lines: [String] = []
+                    if try open(UInt8(ascii: "["), "an array of schema lines") {
+                        repeat { lines.append(try text("a schema line (a string)")) } while try next(UInt8(ascii: "]"))
+                    }
+                    schema = lines
                 } else {
                     try skipValue()
                 }
@@ -131,7 +134,9 @@ extension _Parser {
         }
         try finish()
         guard let code else { throw error(.invalidValue, "the error body has no error code", at: objectAt) }
-        return WireErrorBody(error: code, message: message ?? "")
+        var body = WireErrorBody(error: code, message: message ?? "")
+        body.schema = schema
+        return body
     }
 
     // MARK: Helpers
@@ -192,6 +197,24 @@ extension _Parser {
             throw error(.outOfRange, "limit must be within 1...\(Int32.max)", at: start)
         }
         return Int(limit)
+    }
+
+    /// The 409 for a request made with another schema: the same version with other contents
+    /// is said so (an app shipped a changed schema without a new version, or the server
+    /// runs another build of it); with the server's outline, so that the client can list the
+    /// lines that differ. No byte offset: nothing is wrong with the body.
+    static func incompatible(_ codec: WireCodec, version: Int?, fingerprint: String) -> WireError {
+        let server = codec.schema.version
+        let message = version == server
+            ? "the request was made with another schema of the same version \(server) (fingerprint \(fingerprint), "
+                + "the server's \(codec.schemaFingerprint)): the two differ although neither is newer; "
+                + "give the changed one a new version"
+            : "the request was made with another schema (version \(version.map(String.init) ?? "unknown"), fingerprint \(fingerprint)) "
+                + "than the server's (version \(server), fingerprint \(codec.schemaFingerprint)): "
+                + whichToUpdate(client: version, server: server)
+        var error = WireError(.incompatibleSchema, message)
+        error.schema = codec.schema.describedLines
+        return error
     }
 
     /// Which side is behind, when the request said its version before its fingerprint.

@@ -38,6 +38,9 @@ public struct WireError: Error, Equatable, Sendable, CustomStringConvertible {
     public var message: String
     /// The byte offset in the input where the problem was found, where known.
     public var offset: Int?
+    /// For ``Code/incompatibleSchema``: the server's schema outline, one line per entity and
+    /// field, for the client to say what differs from its own.
+    public var schema: [String]?
 
     public init(_ code: Code, _ message: String, offset: Int? = nil) {
         self.code = code

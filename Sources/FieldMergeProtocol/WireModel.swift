@@ -196,6 +196,9 @@ public struct WireErrorBody: Sendable, Equatable {
     public var error: String
     /// A human-readable explanation.
     public var message: String
+    /// `"schema"`, with a 409 for another schema: the server's schema outline, one line per
+    /// entity and field (``WireError/schema``).
+    public var schema: [String]?
 
     public init(error: String, message: String) {
         self.error = error
@@ -205,5 +208,6 @@ public struct WireErrorBody: Sendable, Equatable {
     /// The body answering a request that failed to decode.
     public init(_ error: WireError) {
         self.init(error: error.code.rawValue, message: error.description)
+        schema = error.schema
     }
 }

@@ -5,7 +5,8 @@ extension Store {
     /// transaction (see `Specs/store.md`, "Plain SQL"): each changed field gets a fresh
     /// stamp and is queued like the store's own edits, with what the row held before as its
     /// ancestor; a deleted row leaves a tombstone; an inserted row is a create. Every store
-    /// transaction does this first; call it to see such writes in ``pendingChanges(limit:includingParked:)``.
+    /// transaction does this first, and so do ``pendingChanges(limit:includingParked:)`` and
+    /// ``unsyncedChanges()`` (on a connection that may write).
     ///
     /// - Throws: ``StoreError/Code/invalidRecord`` when a row written with plain SQL does not
     ///   fit its entity (a value of the wrong type): nothing is taken in until it is fixed.

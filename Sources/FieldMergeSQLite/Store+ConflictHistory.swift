@@ -17,11 +17,11 @@ extension Store {
         CREATE TABLE IF NOT EXISTS "__fm_conflicts" ("seq" INTEGER PRIMARY KEY AUTOINCREMENT, "at" INTEGER NOT NULL,
           "entity" TEXT NOT NULL, "id" INTEGER NOT NULL, "kind" TEXT NOT NULL, "field" TEXT,
           "ancestor", "local", "remote", "result", "stamps" BLOB NOT NULL, "strategy" TEXT NOT NULL, "winner" TEXT NOT NULL,
-          "deletedSide" TEXT, "fallback" TEXT)
+          "deletedSide" TEXT, "fallback" TEXT, "edited" BLOB)
         """
 
-    /// Creates the history table, and gives one made before `deletedSide` and `fallback`
-    /// were kept those columns.
+    /// Creates the history table, and gives one made before `deletedSide`, `fallback` and
+    /// `edited` were kept those columns.
     static func prepareConflictHistory(_ database: Database) throws(SQLiteError) {
         try database.execute(conflictsTable)
         let has = try database.scalar("SELECT count(*) FROM pragma_table_info('__fm_conflicts') WHERE name = 'fallback'")
@@ -29,6 +29,8 @@ extension Store {
             try database.execute("ALTER TABLE \"__fm_conflicts\" ADD COLUMN \"deletedSide\" TEXT")
             try database.execute("ALTER TABLE \"__fm_conflicts\" ADD COLUMN \"fallback\" TEXT")
         }
+        let hasEdited = try database.scalar("SELECT count(*) FROM pragma_table_info('__fm_conflicts') WHERE name = 'edited'")
+        if hasEdited == .integer(0) { try database.execute("ALTER TABLE \"__fm_conflicts\" ADD COLUMN \"edited\" BLOB") }
     }
 
     /// Keeps the conflicts of an applied response (inside its transaction), and drops the
@@ -37,7 +39,7 @@ extension Store {
         guard !conflicts.isEmpty else { return }
         let statement = try database.statement("""
             INSERT INTO "__fm_conflicts" ("at", "entity", "id", "kind", "field", "ancestor", "local", "remote", "result",
-              "stamps", "strategy", "winner", "deletedSide", "fallback") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+              "stamps", "strategy", "winner", "deletedSide", "fallback", "edited") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
         let now = Int64(clamping: wall.milliseconds())
         for conflict in conflicts {
@@ -57,6 +59,16 @@ extension Store {
             try statement.bind(conflict.winner.rawValue, at: 12)
             if let side = conflict.deletedSide { try statement.bind(side.rawValue, at: 13) } else { try statement.bindNull(at: 13) }
             if let fallback = conflict.fallback { try statement.bind(fallback.rawValue, at: 14) } else { try statement.bindNull(at: 14) }
+            // A delete-versus-edit conflict keeps the edited record (values and stamps), as an ancestor is kept.
+            if let edited = conflict.edited, let entity = tables[conflict.entity]?.entity,
+                edited.values.count == entity.fields.count, edited.stamps.count == entity.fields.count
+            {
+                var bytes: [UInt8] = []
+                RecordCoding.encodeAncestor(edited, revision: 0, entity: entity, into: &bytes)
+                try statement.bind(bytes, at: 15)
+            } else {
+                try statement.bindNull(at: 15)
+            }
             try statement.execute()
         }
         try database.run(
@@ -70,7 +82,7 @@ extension Store {
         try sqlite { () throws(SQLiteError) -> [ConflictRecord] in
             let statement = try database.statement("""
                 SELECT "seq", "at", "entity", "id", "kind", "field", "ancestor", "local", "remote", "result", "stamps",
-                  "strategy", "winner", "deletedSide", "fallback" FROM "__fm_conflicts" ORDER BY "seq" DESC LIMIT ?
+                  "strategy", "winner", "deletedSide", "fallback", "edited" FROM "__fm_conflicts" ORDER BY "seq" DESC LIMIT ?
                 """)
             defer { statement.reset() }
             try statement.bind(Int64(max(0, limit)), at: 1)
@@ -86,16 +98,23 @@ extension Store {
     /// Undoes what a conflict's decision kept: a new local edit that puts back the value of
     /// `side` (by default the side that lost), synced like any edit.
     ///
+    /// For a delete-versus-edit conflict the delete lost or the edit did: putting back the
+    /// edit (the default when the delete won) re-creates the record with the edited side's
+    /// values, as a local create (a new temporary id; the server gives the permanent one);
+    /// putting back the delete (the default when the edit won) deletes the record.
+    ///
     /// - Throws: ``StoreError/Code/recordNotFound`` for an unknown conflict or a record that
-    ///   is gone; ``StoreError/Code/invalidRecord`` for a delete-versus-edit conflict (not a
-    ///   field's), or a merged result with no side named.
+    ///   is gone; ``StoreError/Code/invalidRecord`` for a merged result with no side named, a
+    ///   record to re-create that is there, or a delete-versus-edit entry recorded without
+    ///   the edit's values (before they were kept).
     public func revert(conflict seq: Int64, to side: MergeWinner? = nil) throws(StoreError) {
         guard let record = try conflictHistory(limit: Int.max).first(where: { $0.seq == seq }) else {
             throw StoreError(.recordNotFound, "no conflict \(seq) in the history")
         }
         let conflict = record.conflict
-        guard conflict.kind != .deleteVsEdit, let field = conflict.fieldIndex else {
-            throw StoreError(.invalidRecord, "a delete-versus-edit conflict has no field value to put back", entity: conflict.entity, id: conflict.id)
+        if conflict.kind == .deleteVsEdit { return try revertDelete(conflict, to: side) }
+        guard let field = conflict.fieldIndex else {
+            throw StoreError(.invalidRecord, "the conflict names no field to put back", entity: conflict.entity, id: conflict.id)
         }
         let chosen: MergeWinner
         switch side ?? conflict.winner {
@@ -112,6 +131,27 @@ extension Store {
         case .merged: value = conflict.result
         }
         _ = try update(conflict.entity, id: conflict.id, set: [(field: field, value: value ?? .null)])
+    }
+
+    /// ``revert(conflict:to:)`` of a delete-versus-edit conflict.
+    private func revertDelete(_ conflict: FieldConflict, to side: MergeWinner?) throws(StoreError) {
+        let deletedSide = conflict.deletedSide ?? .remote
+        let editedSide: MergeWinner = deletedSide == .local ? .remote : .local
+        let putBack = side ?? (conflict.winner == deletedSide ? editedSide : deletedSide)
+        let alive = try self.record(conflict.entity, id: conflict.id) != nil
+        if putBack == deletedSide {
+            guard alive else { throw StoreError(.recordNotFound, "the record is deleted already", entity: conflict.entity, id: conflict.id) }
+            try delete(conflict.entity, id: conflict.id)
+            return
+        }
+        guard let edited = conflict.edited else {
+            throw StoreError(.invalidRecord, "this delete-versus-edit conflict was recorded without the edit's values",
+                             entity: conflict.entity, id: conflict.id)
+        }
+        guard !alive else {
+            throw StoreError(.invalidRecord, "the edited record is there: nothing to re-create", entity: conflict.entity, id: conflict.id)
+        }
+        _ = try insert(conflict.entity, values: edited.values)
     }
 
     private func conflictRecord(_ statement: Statement) throws(SQLiteError) -> ConflictRecord? {
@@ -139,7 +179,10 @@ extension Store {
             at: entityName, id: statement.int64(3), kind: kind, field: fieldName, fieldIndex: fieldIndex,
             ancestor: value(6), ancestorStamp: stamps[0].isNone ? nil : stamps[0], local: value(7), localStamp: stamps[1],
             remote: value(8), remoteStamp: stamps[2], strategy: strategy, winner: winner, result: value(9),
-            deletedSide: text(13).flatMap(MergeWinner.init(rawValue:)), fallback: text(14).flatMap(MergeFallback.init(rawValue:)))
+            deletedSide: text(13).flatMap(MergeWinner.init(rawValue:)), fallback: text(14).flatMap(MergeFallback.init(rawValue:)),
+            edited: statement.isNull(15) ? nil : try? decodeBlob(statement, 15, "edited record of a recorded conflict") {
+                (bytes) throws(RecordCodingError) in try RecordCoding.decodeAncestor(bytes, entity: entity, id: statement.int64(3)).record
+            })
         return ConflictRecord(seq: statement.int64(0), decidedAt: UInt64(clamping: statement.int64(1)), conflict: conflict)
     }
 }

@@ -28,8 +28,10 @@ extension Store {
     /// server refused, kept aside with its reason, and then those whose records left what
     /// the device may hold (``keptAside()``, code ``KeptAside/code``). Nothing is ever dropped
     /// silently: a refused change stays here until the app retries it (``retry(_:id:)``),
-    /// edits and retries it, or gives it up (``discard(_:id:)``).
+    /// edits and retries it, or gives it up (``discard(_:id:)``). Writes made with plain SQL
+    /// count at once (``captureExternalWrites()``).
     public func unsyncedChanges() throws(StoreError) -> [UnsyncedChange] {
+        if writable { try captureExternalWrites() }
         let refusals = try parked()
         return try pendingChanges(includingParked: true).map { change in
             UnsyncedChange(

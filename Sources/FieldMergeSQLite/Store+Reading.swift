@@ -73,13 +73,15 @@ extension Store {
 
     /// Everything waiting to be sent, in the order it was first edited (so parents created
     /// before their children come first), one change per record however often it was
-    /// edited. A record created and deleted before any sync sends nothing.
+    /// edited. A record created and deleted before any sync sends nothing. Writes made with
+    /// plain SQL are taken in first (``captureExternalWrites()``), so they count at once.
     ///
     /// - Parameters:
     ///   - limit: At most this many changes (the rest stay queued).
     ///   - includingParked: Also the changes the server refused, which wait aside
     ///     (``unsyncedChanges()``) and which a sync does not send.
     public func pendingChanges(limit: Int = .max, includingParked: Bool = false) throws(StoreError) -> [PendingChange] {
+        if writable { try captureExternalWrites() }
         var changes: [PendingChange] = []
         // The outbox is read in pieces from the last mark read on: a page of 10,000 out of
         // 100,000 waiting reads about 10,000 marks, not all of them (every round did).

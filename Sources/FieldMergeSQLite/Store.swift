@@ -36,6 +36,11 @@ public final class Store {
     public var onChange: ((StoreChange) -> Void)?
     /// What the transaction in progress changed so far.
     var pendingChange: StoreChange?
+    /// Whether `__fm_writer` holds the marker of the transaction in progress (a store call
+    /// runs), so the capture triggers skip its writes.
+    var ownWrites = false
+    /// Whether the connection may write (a `StoreReader`'s may not).
+    let writable: Bool
     /// The wall clock the replica's clock reads (also for the time a change was refused).
     let wall: any WallClock
 
@@ -76,6 +81,7 @@ public final class Store {
     ) throws(StoreError) {
         self.schema = schema
         self.wall = wall
+        self.writable = !options.readOnly
         let database = try sqlite { () throws(SQLiteError) in try Database(location, options: options) }
         self.database = database
         var tables: [String: EntityTable] = [:]
@@ -210,63 +216,9 @@ public final class Store {
         }
         return table
     }
-
-    /// Runs `body` in one transaction; on any error everything it wrote is rolled back and
-    /// the store's in-memory state (clock, counters) restored.
-    ///
-    /// - Parameter savepoint: Inside a caller's transaction, whether `body` runs in a
-    ///   savepoint of it (undone alone when it throws). Without one SQLite keeps no copy of
-    ///   the pages `body` changes, and the caller's transaction must roll back on an error.
-    func write<T>(origin: StoreChange.Origin = .local, savepoint: Bool = true, _ body: () throws -> T) throws(StoreError) -> T {
-        // Inside a caller's transaction: a savepoint of it (or nothing), which marks, captures
-        // and reports nothing of its own.
-        if database.isInTransaction {
-            if savepoint { return try nested(body) }
-            do { return try body() } catch { throw Self.storeError(error) }
-        }
-        let saved = (clock, maxRevision, nextTemporaryID, scopeState)
-        pendingChange = nil
-        do {
-            let result = try database.transaction(.immediate) { () throws -> T in
-                try markOwnWrites()
-                try absorbCapturedWrites()
-                let result = try body()
-                try unmarkOwnWrites()
-                return result
-            }
-            if let change = pendingChange, let onChange {
-                pendingChange = nil
-                var change = change
-                change.origin = origin
-                if !change.isEmpty { onChange(change) }
-            }
-            return result
-        } catch {
-            pendingChange = nil
-            (clock, maxRevision, nextTemporaryID, scopeState) = saved
-            throw Self.storeError(error)
-        }
-    }
 }
 
 extension Store {
-    private func nested<T>(_ body: () throws -> T) throws(StoreError) -> T {
-        let saved = (clock, maxRevision, nextTemporaryID, scopeState)
-        do {
-            return try database.transaction(.immediate, body)
-        } catch {
-            (clock, maxRevision, nextTemporaryID, scopeState) = saved
-            throw Self.storeError(error)
-        }
-    }
-
-    /// Runs `body` as one store transaction (the sync client applies a response in one, so
-    /// that no write from another connection slips between reading local rows and writing
-    /// the merged ones; writes with plain SQL made before it are taken in first).
-    package func transaction<T>(origin: StoreChange.Origin, _ body: () throws -> T) throws(StoreError) -> T {
-        try write(origin: origin, body)
-    }
-
     static func storeError(_ error: any Error) -> StoreError {
         switch error {
         case let error as StoreError: return error

@@ -2,8 +2,9 @@ import FieldMerge
 
 /// What one committed store transaction changed: for a UI to refresh exactly what it shows.
 ///
-/// A local write (insert, update, delete with its cascades) and an applied sync response
-/// each produce one, after they commit; a transaction that rolls back produces none.
+/// A local write (insert, update, delete with its cascades), a ``Store/transaction(_:)``
+/// block (all its writes together) and an applied sync response each produce one, after
+/// they commit; a transaction that rolls back produces none.
 public struct StoreChange: Sendable, Equatable {
     public enum Origin: String, Sendable {
         /// A write through the store's API on this replica.

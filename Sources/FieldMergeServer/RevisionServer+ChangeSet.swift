@@ -19,7 +19,8 @@ extension RevisionServer {
             // The savepoint rolls back whatever the change set wrote before its conflict.
             outcome = .committed(try await storage.savepoint { try await applyInSavepoint(changeSet, &attempt) })
         } catch ServerRefusal.conflict(let touched, let refused) {
-            outcome = .conflict(touched: touched, refused: refused)
+            // With every record refused before the one that ended the change set.
+            outcome = .conflict(touched: touched, refused: attempt.refused + refused)
         }
         switch outcome {
         case .committed(var answer):
@@ -59,6 +60,9 @@ extension RevisionServer {
         var answers: [String: EntityChanges] = [:]
         var order: [String] = []
         var touched: [(entity: String, id: Int64)] = []
+        /// The records refused as they are so far: the change set goes on past a refusal to
+        /// find every other one, then ends as one conflict that names them all.
+        var refused: [RefusedRecord] = []
         /// Records this change set's cascades deleted ("entity#id"): the client's own delete
         /// of one of them, sent along, is no conflict.
         var deletedHere: Set<String> = []
@@ -105,25 +109,44 @@ extension RevisionServer {
             for record in changes.records { records[record.id] = record }
             for temporary in changes.create {
                 guard let wire = records[temporary] else { throw ServerRefusal.invalid("no attributes for created \(changes.entity) \(temporary)") }
-                try await create(wire, in: entity, &attempt)
+                try await refusable(&attempt) { try await create(wire, in: entity, &$0) }
             }
             for id in changes.recreate {
                 guard let wire = records[id] else { throw ServerRefusal.invalid("no attributes for re-created \(changes.entity) \(id)") }
-                try await recreate(wire, in: entity, &attempt)
+                try await refusable(&attempt) { try await recreate(wire, in: entity, &$0) }
             }
             for id in changes.update {
                 guard let wire = records[id] else { throw ServerRefusal.invalid("no attributes for updated \(changes.entity) \(id)") }
-                try await update(wire, in: entity, &attempt)
+                try await refusable(&attempt) { try await update(wire, in: entity, &$0) }
             }
             for id in changes.delete {
                 let sent = records[id]
-                try await delete(attempt.resolve(changes.entity, id), sentRevision: sent?.revision, stamp: sent?.stamps?.max(),
-                                 in: entity, &attempt)
+                try await refusable(&attempt) {
+                    try await delete($0.resolve(changes.entity, id), sentRevision: sent?.revision, stamp: sent?.stamps?.max(),
+                                     in: entity, &$0)
+                }
             }
         }
+        // The refusals, all at once (the savepoint rolls back what the others wrote).
+        if !attempt.refused.isEmpty { throw ServerRefusal.conflict(touched: attempt.touched) }
         try await checkScopes(&attempt)
+        if !attempt.refused.isEmpty { throw ServerRefusal.conflict(touched: attempt.touched) }
         try await checkReferences(attempt)
         return ChangeSet(entities: attempt.order.map { Self.once(attempt.answers[$0]!) }, conflict: false)
+    }
+
+    /// Runs the change of one record; when the server refuses it as it is, notes the refusal
+    /// and goes on with the next record, so that one answer names every refused record of
+    /// the change set (Specs/protocol.md, §3). Any other conflict ends the change set.
+    private func refusable(
+        _ attempt: inout ChangeSetAttempt, _ body: (inout ChangeSetAttempt) async throws -> Void
+    ) async throws {
+        do {
+            try await body(&attempt)
+        } catch ServerRefusal.conflict(let touched, let refused) where !refused.isEmpty {
+            attempt.touched = touched
+            attempt.refused += refused
+        }
     }
 
     /// The answer with each record once, in its final state: a change set can reach a record

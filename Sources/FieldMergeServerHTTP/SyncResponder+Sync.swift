@@ -47,6 +47,7 @@ extension SyncResponder {
             if gzipResponse { $0.gzipResponses += 1 }
         }
         let conflicts = handled.response.changeSets.reduce(0) { $0 + ($1.conflict == true ? 1 : 0) }
+        let refusals = handled.response.changeSets.reduce(0) { $0 + $1.refused.count }
         logger.info("sync", metadata: [
             "request": .string(syncRequest.requestID ?? "-"),
             "revision.before": .stringConvertible(handled.revisionBefore),
@@ -54,6 +55,7 @@ extension SyncResponder {
             "changeSets.sent": .stringConvertible(syncRequest.changeSets.count),
             "changeSets.answered": .stringConvertible(handled.response.changeSets.count),
             "conflicts": .stringConvertible(conflicts),
+            "refused": .stringConvertible(refusals),
             "hasMore": .stringConvertible(handled.response.hasMore),
             "bytes.in": .stringConvertible(wire.count),
             "bytes.out": .stringConvertible(reply.body.count),

@@ -33,8 +33,19 @@ extension SyncClient {
             }
             return .success(summary)
         } catch {
-            return .failure(SyncError(classifying: error, completed: summary))
+            return .failure(SyncError(classifying: explainingSchema(error), completed: summary))
         }
+    }
+
+    /// A 409 for another schema, with the lines in which this app's schema and the server's
+    /// differ (the server sends its schema's outline with it).
+    func explainingSchema(_ error: any Error) -> any Error {
+        guard var rejected = error as? SyncRequestRejected, rejected.code == WireError.Code.incompatibleSchema.rawValue,
+            let lines = rejected.schema
+        else { return error }
+        rejected.message += "; " + codec.schema.differences(
+            from: lines, lacks: "the server's schema lacks", hasInstead: "the server's schema has instead")
+        return rejected
     }
 
     struct RoundOutcome { var hasMore: Bool; var conflicts: Int; var requestID: String? }

@@ -94,9 +94,26 @@ public actor SyncClient {
     /// an error it throws aborts the round at that stage, as a crash there would.
     package func setApplyHook(_ hook: (@Sendable (ApplyStage) throws -> Void)?) { applyHook = hook }
 
-    /// Runs `body` with the store (local edits, reads that must see them at once) on the
+    /// Runs `body` with the store as one transaction (`Store.transaction(_:)`), on the
     /// client's executor, between sync rounds: never inside one.
-    public func write<T: Sendable>(_ body: (Store) throws -> T) rethrows -> T {
+    ///
+    /// Everything `body` writes commits together: when it throws, nothing of it stays (in
+    /// the tables, the outbox or the change log) and the error is rethrown unchanged; a
+    /// nested `store.transaction { }` is a savepoint. Observers (``changes()``) hear one
+    /// change for the whole block after it commits, and live mode syncs after its debounce.
+    ///
+    /// - Throws: What `body` throws; `StoreError` when the transaction cannot begin or commit.
+    public func write<T: Sendable>(_ body: (Store) throws -> T) throws -> T {
+        let result = try store.transaction { try body(store) }
+        committed()
+        live?.localWrite()
+        return result
+    }
+
+    /// Runs `body` with the store on the client's executor, between sync rounds, without a
+    /// transaction around it: for reads that must see the client's last writes, or work that
+    /// opens its own transactions (each store call that writes is then one of its own).
+    public func withStore<T: Sendable>(_ body: (Store) throws -> T) rethrows -> T {
         defer {
             committed()
             live?.localWrite()
@@ -104,11 +121,8 @@ public actor SyncClient {
         return try body(store)
     }
 
-    /// The same as ``write(_:)``.
-    public func withStore<T: Sendable>(_ body: (Store) throws -> T) rethrows -> T { try write(body) }
-
-    /// Runs `body` with the store, as ``write(_:)`` does, but not as a local write: live mode
-    /// does not sync for it. For tools and tests that only look.
+    /// Runs `body` with the store, as ``withStore(_:)`` does, but not as a local write: live
+    /// mode does not sync for it. For tools and tests that only look.
     package func inspect<T: Sendable>(_ body: (Store) throws -> T) rethrows -> T { try body(store) }
 
     /// After a commit: the log goes into the file in the background.

@@ -74,3 +74,20 @@ public struct SyncError: Error, Sendable, CustomStringConvertible {
         "sync \(code.rawValue)\(isRetryable ? " (retryable)" : ""): \(message)"
     }
 }
+
+extension Error {
+    /// Whether trying the same work again later, unchanged, may succeed, so that a `catch`
+    /// mixing a sync with other calls (where `error` is `any Error`) reads it directly, as
+    /// in `catch where error.isRetryable`: a ``SyncError``'s own ``SyncError/isRetryable``;
+    /// the errors a sync wraps (a `TransportError`, a `StoreError`, a `WireError`, a
+    /// `SyncRequestRejected`, a `CancellationError`) as ``SyncError`` classifies them; any
+    /// other error (the app's own) false.
+    public var isRetryable: Bool {
+        switch self {
+        case let error as SyncError: return error.isRetryable
+        case is TransportError, is SyncRequestRejected, is WireError, is StoreError, is CancellationError:
+            return SyncError(classifying: self, completed: SyncSummary()).isRetryable
+        default: return false
+        }
+    }
+}

@@ -42,6 +42,30 @@ import Testing
         #expect(pending.count == 1 && pending.first?.kind == .create)
     }
 
+    @Test func storeTransactionSnippet_keepsTheOuterPart_andReportsItOnce() throws {
+        struct Reminder: StoredRecord {
+            var id: Int64 = 0
+            var title = ""
+            static let table = RecordTable<Reminder>("reminders", [.text("title", \.title)])
+        }
+        let store = try Store(.memory, schema: try Schema([Reminder.table.entity]))
+        nonisolated(unsafe) var changes: [StoreChange] = []
+        store.onChange = { changes.append($0) }
+        // Store+Transaction.swift block begin
+        try store.transaction {
+            var milk = Reminder(title: "Milk")
+            try store.insert(&milk)
+            try? store.transaction {                 // a savepoint
+                var bread = Reminder(title: "Bread")
+                try store.insert(&bread)
+                throw CancellationError()            // undoes the bread only
+            }
+        }                                            // one StoreChange: the milk
+        // Store+Transaction.swift block end
+        #expect(try store.database.rows("SELECT title FROM reminders") == [[.text("Milk")]])
+        #expect(changes.count == 1 && changes.first?.inserted == ["reminders": [-1]])
+    }
+
     @Test func storeReaderSnippet_readsWhatTheStoreCommitted() async throws {
         let schema = try httpTestSchema()
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("fm-reader-\(UUID().uuidString)")

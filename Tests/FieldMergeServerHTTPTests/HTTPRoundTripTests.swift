@@ -89,7 +89,25 @@ import Testing
             #expect(entry.metadata["revision.after"]?.description == "1")
             #expect(entry.metadata["changeSets.sent"]?.description == "1")
             #expect(entry.metadata["conflicts"]?.description == "0")
+            #expect(entry.metadata["refused"]?.description == "0")
             #expect(entry.metadata["duration.ms"] != nil)
+        }
+    }
+
+    @Test func refusedRecordsAreCountedInTheSyncLogLine() async throws {
+        let schema = try httpTestSchema()
+        var options = RevisionServer.Options()
+        options.authorize = { $0.kind != .create }
+        try await withHTTPServer(try RevisionServer(.memory, schema: schema, options: options)) { running in
+            let store = try Store(.memory, schema: schema, replica: ReplicaID(0xC0FFEE))
+            let client = SyncClient(store: store, transport: HTTPTransport(url: running.syncURL))
+            try await client.write { store in for name in ["A", "B", "C"] { _ = try store.insert("lists", values: [.text(name)]) } }
+            let summary = try await client.sync()
+            #expect(summary.rounds == 1 && summary.refused.count == 3)
+            let entries = running.logs.entries.filter { $0.message == "sync" }
+            #expect(entries.count == 1)
+            #expect(entries.first?.metadata["conflicts"]?.description == "1")
+            #expect(entries.first?.metadata["refused"]?.description == "3")
         }
     }
 }

@@ -117,11 +117,21 @@ import Testing
         // README block begin
         let server = InProcessTransport(server: try RevisionServer(.memory, schema: appSchema))
         let client = SyncClient(store: store, transport: server)
-        try await client.write { store in _ = try store.insert("lists", values: ["Work"]) }
-        let summary = try await client.sync()      // rounds, records sent/received/merged, conflicts, bytes
+        var summary = SyncSummary()
+        do {
+            try await client.write { store in      // one transaction: a throw in it leaves nothing
+                var work = TodoList(name: "Work")
+                try store.insert(&work)
+                var call = Reminder(title: "Call Ann", listID: work.id)
+                try store.insert(&call)
+            }                                      // one change event for the block
+            summary = try await client.sync()      // rounds, records sent/received/merged, conflicts, bytes
+        } catch where error.isRetryable {
+            // offline: the changes stay queued; sync again later
+        }
         let names = try await client.read { store in try store.database.rows("SELECT name FROM lists") }
         // README block end
-        #expect(summary.sent == 3)
+        #expect(summary.sent == 4)
         #expect(names.count == 2)
 
         @Sendable func reload(_ ids: [Int64]) {}

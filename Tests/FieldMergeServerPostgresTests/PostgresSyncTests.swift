@@ -138,4 +138,24 @@ struct PostgresSyncTests {
             #expect(contents == ["lists:integer(1)|text(\"Again\")"])
         }
     }
+
+    /// Every refused record of a request in one answer, on PostgreSQL too: 8 refused edits
+    /// are set aside in one round (8 records uploaded once, not 8 + 7 + … + 1).
+    @Test func eightRefusedUpdates_areAnsweredInOneRound() async throws {
+        try await PostgresTestDatabase.with { database in
+            let schema = try postgresSchema()
+            var options = RevisionServer.Options()
+            options.authorize = { $0.kind != .update }
+            let transport = InProcessTransport(server: try await database.server(schema, options: options))
+            let viewer = SyncClient(store: try Store(.memory, schema: schema, replica: ReplicaID(1)), transport: transport)
+            try await viewer.write { store in for index in 1...8 { _ = try store.insert("lists", values: [.text("List \(index)")]) } }
+            _ = try await viewer.sync()
+            try await viewer.write { store in for id in Int64(1)...8 { _ = try store.update("lists", id: id, ["name": .text("E\(id)")]) } }
+            let before = transport.requests
+            let summary = try await viewer.sync()
+            #expect(transport.requests - before == 1 && summary.rounds == 1)
+            #expect(summary.sent == 8 && summary.refused.count == 8)
+            #expect(try await viewer.write { try $0.unsyncedChanges() }.filter { $0.refusal != nil }.count == 8)
+        }
+    }
 }

@@ -134,4 +134,33 @@ final class ChangeLog: Sendable {
         let unknown = await #expect(throws: StoreError.self) { try await b.write { try $0.revert(conflict: 999) } }
         #expect(unknown?.code == .recordNotFound)
     }
+
+    /// Under `deleteWins` the losing edit's values stay in the history, and reverting the
+    /// entry re-creates the record with them, a local create that syncs everywhere.
+    @Test func deleteWinsKeepsTheLosingEdit_andRevertRecreatesIt() async throws {
+        let world = try World(clients: 2)
+        let (a, b) = (world.clients[0], world.clients[1])
+        try await a.write { store in _ = try store.insert("lists", values: ["Home"]) }
+        _ = try await a.sync()
+        _ = try await b.sync()
+        try await a.write { store in try store.delete("lists", id: 1) }
+        try await b.write { store in _ = try store.update("lists", id: 1, ["name": "Home, edited on B"]) }
+        _ = try await a.sync()
+        _ = try await b.sync()  // the delete wins on B
+        #expect(try await b.read { try $0.database.rows("SELECT id FROM lists") }.isEmpty)
+        let entry = try #require(try await b.write { try $0.conflictHistory() }.first)
+        #expect(entry.conflict.kind == .deleteVsEdit && entry.conflict.winner == .remote && entry.conflict.deletedSide == .remote)
+        #expect(entry.conflict.edited?.values == ["Home, edited on B"])
+        try await b.write { try $0.revert(conflict: entry.seq) }
+        let pending = try await b.write { try $0.pendingChanges() }
+        #expect(pending.map(\.kind) == [.create] && pending.first?.record.values == ["Home, edited on B"])
+        _ = try await b.sync()
+        _ = try await a.sync()
+        for client in [a, b] {
+            #expect(try await client.read { try $0.database.rows("SELECT name FROM lists") } == [[.text("Home, edited on B")]])
+        }
+        // Putting back the delete finds record 1 gone already.
+        let again = await #expect(throws: StoreError.self) { try await b.write { try $0.revert(conflict: entry.seq, to: .remote) } }
+        #expect(again?.code == .recordNotFound)
+    }
 }

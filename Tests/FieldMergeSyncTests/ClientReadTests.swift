@@ -25,13 +25,14 @@ import Testing
         let (client, path) = try fileClient(schema, transport: InProcessTransport(server: try RevisionServer(.memory, schema: schema)))
         defer { removeFiles(path) }
         try await client.write { store in _ = try store.insert("lists", values: ["Home"]) }
-        try await client.write { store in
+        // `withStore`: raw access, no transaction of the client's around it (`write` is one).
+        try await client.withStore { store in
             try store.database.execute("BEGIN IMMEDIATE")
             try store.database.run("UPDATE lists SET name = 'Uncommitted'")
         }
         let seen = try await client.read { store in try store.database.scalar("SELECT name FROM lists") }
         #expect(seen == .text("Home"))
-        try await client.write { store in try store.database.execute("COMMIT") }
+        try await client.withStore { store in try store.database.execute("COMMIT") }
         let after = try await client.read { store in try store.database.scalar("SELECT name FROM lists") }
         #expect(after == .text("Uncommitted"))
     }

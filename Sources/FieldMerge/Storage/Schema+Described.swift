@@ -7,13 +7,19 @@ extension Schema {
 
     /// What differs between the lines a file recorded and this schema's, in words.
     package func differences(fromStored stored: [String]) -> String {
+        differences(from: stored, lacks: "the file lacks", hasInstead: "the file has instead")
+    }
+
+    /// The lines of this schema's outline that `other` (another schema's ``describedLines``)
+    /// lacks, and those it has instead, in words: `lacks` and `hasInstead` say whose they are.
+    package func differences(from other: [String], lacks: String, hasInstead: String) -> String {
         let expected = describedLines
-        let storedSet = Set(stored), expectedSet = Set(expected)
-        let missing = expected.filter { !storedSet.contains($0) }
-        let extra = stored.filter { !expectedSet.contains($0) }
+        let otherSet = Set(other), expectedSet = Set(expected)
+        let missing = expected.filter { !otherSet.contains($0) }
+        let extra = other.filter { !expectedSet.contains($0) }
         var parts: [String] = []
-        if !missing.isEmpty { parts.append("the file lacks: " + missing.map(Self.trimmed).joined(separator: "; ")) }
-        if !extra.isEmpty { parts.append("the file has instead: " + extra.map(Self.trimmed).joined(separator: "; ")) }
+        if !missing.isEmpty { parts.append("\(lacks): " + missing.map(Self.trimmed).joined(separator: "; ")) }
+        if !extra.isEmpty { parts.append("\(hasInstead): " + extra.map(Self.trimmed).joined(separator: "; ")) }
         if parts.isEmpty { parts.append("the same entities and fields in another order") }
         return parts.joined(separator: "; ")
     }

@@ -36,8 +36,12 @@ extension RevisionServer {
         for write in attempt.scopedWrites {
             let entity = entities[write.entity]
             guard let row = try await storage.row(entity, id: write.id), let scope = plan.places[write.entity].scope else { continue }
-            if try await !holds(row.root, scope: scope, identity: attempt.identity) {
-                throw outOfScope(entity.name, write.id, sentID: write.sentID, write.kind, attempt)
+            // Every write outside the scope is refused (noted; the caller ends the change set).
+            if try await !holds(row.root, scope: scope, identity: attempt.identity),
+                case .conflict(let touched, let refused) = outOfScope(entity.name, write.id, sentID: write.sentID, write.kind, attempt)
+            {
+                attempt.touched = touched
+                attempt.refused += refused
             }
         }
     }
