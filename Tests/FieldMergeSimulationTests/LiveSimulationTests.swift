@@ -8,9 +8,6 @@ import Testing
     static func live(seed: UInt64, faults: FaultRates = .standard) -> SimulationOptions {
         var options = SimulationTests.small(seed: seed, faults: faults)
         options.live = true
-        // Deletes stay at leaves: with cascading deletes, live mode's timing exposed a
-        // foreign-key failure applying a conflict answer (Specs/simulation.md §8, open).
-        options.cascadingDeletes = false
         return options
     }
 
