@@ -53,6 +53,8 @@ public final class PostgresServerStorage: ServerStorage {
     /// The state the write transaction in progress read when it took the lock, kept up to
     /// date by ``saveState(_:)``.
     private var lockedState: ServerState?
+    /// How many statements (round trips) the storage has sent: what tests count per request.
+    package private(set) var statementCount = 0
 
     /// A storage in the PostgreSQL schema `schema` (the URL's when nil) of `connector`'s database.
     ///
@@ -163,6 +165,7 @@ public final class PostgresServerStorage: ServerStorage {
         guard let connection else { throw ServerError(.storage, "PostgreSQL: a storage call outside a transaction") }
         // A query written to a closed connection may never be answered (nor failed).
         guard !connection.isClosed else { throw ServerError(.storage, "PostgreSQL: the connection was closed") }
+        statementCount += 1
         do {
             var rows: [PostgresRow] = []
             for try await row in try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: connector.logger) {
