@@ -21,6 +21,9 @@ struct PostgresServerTable {
     /// revision, tombstone stamp). The tombstone keeps the record's root.
     let deleteAndLog: String
     let exists: String
+    /// `select` and `exists` for the ids of a `bigint[]` (`$1`).
+    let selectAny: String
+    let existsAny: String
     /// The records of this entity alive and changed in a window of revisions, in log order
     /// (bindings: entity, after, through); the same for deleted ones (id, revision, stamp,
     /// root).
@@ -65,6 +68,8 @@ struct PostgresServerTable {
             + "\"revision\" = EXCLUDED.\"revision\", \"stamp\" = EXCLUDED.\"stamp\", \"root\" = EXCLUDED.\"root\") "
             + logEntry + "VALUES ($1, $2, $3)" + logConflict
         exists = "SELECT 1 FROM \(table) WHERE \"id\" = $1"
+        selectAny = "SELECT \(columns.joined(separator: ", ")) FROM \(table) WHERE \"id\" = ANY($1)"
+        existsAny = "SELECT \"id\" FROM \(table) WHERE \"id\" = ANY($1)"
 
         var definitions = ["\"id\" BIGINT PRIMARY KEY"]
         for (index, field) in entity.fields.enumerated() {

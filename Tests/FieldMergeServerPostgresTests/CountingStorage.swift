@@ -102,5 +102,25 @@ final class CountingStorage: ServerStorage {
         count("pruneReplies")
         try await base.pruneReplies(pruning)
     }
+    nonisolated(nonsending) func rows(_ entity: ServerEntity, ids: [Int64]) async throws -> [Int64: ServerRow] {
+        count("rows")
+        return try await base.rows(entity, ids: ids)
+    }
+    nonisolated(nonsending) func deletions(_ entity: ServerEntity, ids: [Int64]) async throws -> [Int64: Deletion] {
+        count("deletions")
+        return try await base.deletions(entity, ids: ids)
+    }
+    nonisolated(nonsending) func existing(_ entity: ServerEntity, ids: [Int64]) async throws -> Set<Int64> {
+        count("existing")
+        return try await base.existing(entity, ids: ids)
+    }
+    nonisolated(nonsending) func loggedRevisions(_ entity: ServerEntity, ids: [Int64]) async throws -> [Int64: Int64] {
+        count("loggedRevisions")
+        return try await base.loggedRevisions(entity, ids: ids)
+    }
+    nonisolated(nonsending) func nextIDs(_ entity: ServerEntity, count: Int) async throws -> [Int64] {
+        self.count("nextIDs")
+        return try await base.nextIDs(entity, count: count)
+    }
     nonisolated(nonsending) func close() async { await base.close() }
 }
