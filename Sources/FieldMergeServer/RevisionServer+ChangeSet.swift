@@ -79,6 +79,8 @@ extension RevisionServer {
         var unrooted: [(entity: Int, id: Int64)] = []
         /// Root records this change set created, by scope.
         var createdRoots: [(scope: Int, id: Int64)] = []
+        /// What the change set read of its records before it ran (``KnownRecords``).
+        var known = KnownRecords()
 
         mutating func answer(_ entity: String, _ change: (inout EntityChanges) -> Void) {
             if answers[entity] == nil {
@@ -95,14 +97,17 @@ extension RevisionServer {
     }
 
     private func applyInSavepoint(_ changeSet: ChangeSet, _ attempt: inout ChangeSetAttempt) async throws -> ChangeSet {
-        for changes in changeSet.entities {
+        for changes in changeSet.entities where !changes.create.isEmpty {
             let entity = try entity(changes.entity)
-            for temporary in changes.create {
-                guard temporary < 0 else { throw ServerRefusal.invalid("created ids must be negative temporary ids, got \(temporary)") }
-                let permanent = try await storage.nextID(entity)
+            if let temporary = changes.create.first(where: { $0 >= 0 }) {
+                throw ServerRefusal.invalid("created ids must be negative temporary ids, got \(temporary)")
+            }
+            let permanents = try await storage.nextIDs(entity, count: changes.create.count)
+            for (temporary, permanent) in zip(changes.create, permanents) {
                 attempt.newIDs[changes.entity, default: [:]][temporary] = permanent
             }
         }
+        try await prefetch(changeSet, &attempt)
         for changes in changeSet.entities {
             let entity = try entity(changes.entity)
             var records: [Int64: WireRecord] = [:]
@@ -194,12 +199,9 @@ extension RevisionServer {
     /// else the change set is a conflict whose truth includes the missing record (deleted,
     /// as a rule), so the client learns why.
     private func checkReferences(_ attempt: ChangeSetAttempt) async throws {
-        for reference in attempt.references {
-            let target = try entity(reference.target)
-            if try await !storage.exists(target, id: reference.targetID) {
-                throw ServerRefusal.conflict(
-                    touched: attempt.touched + [(reference.entity, reference.id), (reference.target, reference.targetID)])
-            }
+        if let reference = try await firstMissing(attempt.references) {
+            throw ServerRefusal.conflict(
+                touched: attempt.touched + [(reference.entity, reference.id), (reference.target, reference.targetID)])
         }
     }
 
@@ -252,7 +254,7 @@ extension RevisionServer {
             attempt.scopedWrites.append((entity.position, id, wire.id, .create))
             if case .root = place { attempt.createdRoots.append((scope, id)) }
         }
-        try await storage.write(row, of: entity)
+        try await write(row, of: entity, &attempt)
         return row
     }
 
@@ -263,14 +265,15 @@ extension RevisionServer {
     private func recreate(_ wire: WireRecord, in entity: ServerEntity, _ attempt: inout ChangeSetAttempt) async throws {
         let id = wire.id
         attempt.touched.append((entity.name, id))
-        if try await storage.row(entity, id: id) != nil { throw ServerRefusal.conflict(touched: attempt.touched) }
-        guard let deletion = try await storage.deletion(entity, id: id) else {
+        if try await row(entity, id: id, attempt) != nil { throw ServerRefusal.conflict(touched: attempt.touched) }
+        guard let deletion = try await deletion(entity, id: id, attempt) else {
             throw ServerRefusal.conflict(
                 touched: attempt.touched,
                 refused: [RefusedRecord(entity: entity.name, id: id, code: "notDeleted", message: "there is no deleted record to re-create under this id")])
         }
         guard wire.revision == deletion.revision else { throw ServerRefusal.conflict(touched: attempt.touched) }
         try authorize(entity.name, id, sentID: id, .create, attempt)
+        attempt.known.wrote(entity.position, id)
         try await storage.forgetDeletion(entity, id: id)
         let row = try await writeNew(wire, id: id, in: entity, &attempt)
         attempt.answer(entity.name) {
@@ -282,7 +285,7 @@ extension RevisionServer {
     private func update(_ wire: WireRecord, in entity: ServerEntity, _ attempt: inout ChangeSetAttempt) async throws {
         let id = attempt.resolve(entity.name, wire.id)
         attempt.touched.append((entity.name, id))
-        guard var row = try await storage.row(entity, id: id) else { throw ServerRefusal.conflict(touched: attempt.touched) }
+        guard var row = try await row(entity, id: id, attempt) else { throw ServerRefusal.conflict(touched: attempt.touched) }
         // Outside the scope is refused whatever revision it names (a device that held it once).
         let scope = scopePlan?.places[entity.position].scope
         if let scope, try await !holds(row.root, scope: scope, identity: attempt.identity) {
@@ -315,7 +318,7 @@ extension RevisionServer {
         row.record = incoming
         row.advance(to: attempt.revision, changed: changed)
         noteReferences(row.record, fields: changed, entity: entity, &attempt)
-        try await storage.write(row, of: entity)
+        try await write(row, of: entity, &attempt)
         if row.root != oldRoot { try await moved(entity, id: id, from: oldRoot, to: row.root, &attempt) }
         attempt.answer(entity.name) {
             $0.update.append(id)

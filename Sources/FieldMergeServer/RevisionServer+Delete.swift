@@ -12,7 +12,7 @@ extension RevisionServer {
     ) async throws {
         attempt.touched.append((entity.name, id))
         let key = "\(entity.name)#\(id)"
-        guard let row = try await storage.row(entity, id: id) else {
+        guard let row = try await row(entity, id: id, attempt) else {
             // Deleted by a cascade of this change set already: the answer has it.
             if attempt.deletedHere.contains(key) { return }
             throw ServerRefusal.conflict(touched: attempt.touched)
@@ -45,7 +45,7 @@ extension RevisionServer {
                 case .cascade:
                     try await delete(childID, sentRevision: nil, in: child, &attempt)
                 case .setNull:
-                    guard var childRow = try await storage.row(child, id: childID) else { continue }
+                    guard var childRow = try await self.row(child, id: childID, attempt) else { continue }
                     attempt.touched.append((child.name, childID))
                     let childKey = "\(child.name)#\(childID)"
                     if attempt.revisionBefore[childKey] == nil { attempt.revisionBefore[childKey] = childRow.revision }
@@ -53,7 +53,7 @@ extension RevisionServer {
                     childRow.advance(to: attempt.revision, changed: FieldMask([reference.field]))
                     let oldRoot = childRow.root
                     if case .member(_, reference.field, _)? = scopePlan?.places[child.position] { childRow.root = nil }
-                    try await storage.write(childRow, of: child)
+                    try await write(childRow, of: child, &attempt)
                     if childRow.root != oldRoot {
                         try await moved(child, id: childID, from: oldRoot, to: nil, &attempt)
                     }
@@ -65,6 +65,7 @@ extension RevisionServer {
             }
         }
         let deletion = Deletion(id: id, revision: attempt.revision, tombstone: accept(stamp))
+        attempt.known.deleted(entity.position, id)
         try await storage.delete(entity, id: id, tombstone: deletion.tombstone, revision: deletion.revision)
         attempt.deletedHere.insert(key)
         attempt.answer(entity.name) {
@@ -88,13 +89,24 @@ extension RevisionServer {
         for (entity, id) in touched { add(entity, id) }
         var byEntity: [String: EntityChanges] = [:]
         var order: [String] = []
+        // Read in one call per entity: the alive records, then the tombstones of the others.
+        var ids: [String: [Int64]] = [:]
+        for (name, id) in wanted { ids[name, default: []].append(id) }
+        var rows: [String: [Int64: ServerRow]] = [:], deletions: [String: [Int64: Deletion]] = [:]
+        for (name, named) in ids.sorted(by: { $0.key < $1.key }) {
+            let entity = try entity(name)
+            let alive = try await storage.rows(entity, ids: named)
+            rows[name] = alive
+            let gone = named.filter { alive[$0] == nil }
+            if !gone.isEmpty { deletions[name] = try await storage.deletions(entity, ids: gone) }
+        }
         for (name, id) in wanted {
             let entity = try entity(name)
             if byEntity[name] == nil { byEntity[name] = EntityChanges(entity: name, create: [], update: [], delete: [], records: []); order.append(name) }
-            if let row = try await storage.row(entity, id: id) {
+            if let row = rows[name]?[id] {
                 byEntity[name]!.update.append(id)
                 byEntity[name]!.records.append(wireRecord(row, entity: entity))
-            } else if let deletion = try await storage.deletion(entity, id: id) {
+            } else if let deletion = deletions[name]?[id] {
                 byEntity[name]!.delete.append(id)
                 byEntity[name]!.records.append(deletedRecord(deletion, entity: entity))
             }

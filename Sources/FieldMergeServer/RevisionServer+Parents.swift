@@ -40,8 +40,10 @@ extension RevisionServer {
             for (targetPosition, ids) in candidates.sorted(by: { $0.key < $1.key }) {
                 let parentEntity = entities[targetPosition]
                 let target = parentEntity.name
-                for id in try await storage.logged(parentEntity, ids: ids, after: end) {
-                    guard let parent = try await storage.row(parentEntity, id: id) else { continue }
+                let later = try await storage.logged(parentEntity, ids: ids, after: end)
+                let parents = later.isEmpty ? [:] : try await storage.rows(parentEntity, ids: later)
+                for id in later {
+                    guard let parent = parents[id] else { continue }
                     let wire = wireRecord(parent, entity: parentEntity)
                     if slots[target] == nil {
                         slots[target] = changed.count

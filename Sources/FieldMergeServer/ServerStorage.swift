@@ -67,6 +67,20 @@ public protocol ServerStorage: AnyObject {
     /// The ids of the alive records of `entity` whose field `field` references `id`, ascending.
     nonisolated(nonsending) func referencing(_ id: Int64, from entity: ServerEntity, field: Int) async throws -> [Int64]
 
+    /// The alive records of `entity` among `ids` (missing ids and repeats allowed), by id:
+    /// what ``row(_:id:)`` answers for each, in one call. By default one call each
+    /// (ServerStorage+Batches.swift), as are the other batched calls below.
+    nonisolated(nonsending) func rows(_ entity: ServerEntity, ids: [Int64]) async throws -> [Int64: ServerRow]
+    /// The tombstones of `entity` among `ids`, by id: ``deletion(_:id:)`` for each.
+    nonisolated(nonsending) func deletions(_ entity: ServerEntity, ids: [Int64]) async throws -> [Int64: Deletion]
+    /// Of `ids`, those `entity` has alive: ``exists(_:id:)`` for each.
+    nonisolated(nonsending) func existing(_ entity: ServerEntity, ids: [Int64]) async throws -> Set<Int64>
+    /// The revisions at which the log holds the records `ids` of `entity`, by id:
+    /// ``loggedRevision(_:id:)`` for each.
+    nonisolated(nonsending) func loggedRevisions(_ entity: ServerEntity, ids: [Int64]) async throws -> [Int64: Int64]
+    /// The next `count` permanent ids of `entity`, ascending: ``nextID(_:)`` `count` times.
+    nonisolated(nonsending) func nextIDs(_ entity: ServerEntity, count: Int) async throws -> [Int64]
+
     /// The revision of the log's entry number `offset` (from 0) after `revision`, in
     /// revision order; nil past the end.
     nonisolated(nonsending) func logRevision(after revision: Int64, offset: Int) async throws -> Int64?
@@ -76,7 +90,7 @@ public protocol ServerStorage: AnyObject {
     /// The revision at which the log holds a record, or nil.
     nonisolated(nonsending) func loggedRevision(_ entity: ServerEntity, id: Int64) async throws -> Int64?
     /// Of `ids`, those the log holds at a revision after `revision`, in the order given; by
-    /// default one ``loggedRevision(_:id:)`` call each.
+    /// default one ``loggedRevisions(_:ids:)`` call.
     nonisolated(nonsending) func logged(_ entity: ServerEntity, ids: [Int64], after revision: Int64) async throws -> [Int64]
     /// The records of `entity` changed after `after` up to `through`, in log order: alive
     /// ones, and deleted ones with their tombstones.
@@ -244,14 +258,6 @@ extension ServerStorage {
             return LogBounds(first: first, last: nil, cut: nil, afterLatest: try await logRevision(after: latest, offset: 0))
         }
         return LogBounds(first: first, last: try await logRevision(after: revision, offset: limit - 1), cut: cut, afterLatest: nil)
-    }
-
-    public nonisolated(nonsending) func logged(_ entity: ServerEntity, ids: [Int64], after revision: Int64) async throws -> [Int64] {
-        var found: [Int64] = []
-        for id in ids {
-            if let logged = try await loggedRevision(entity, id: id), logged > revision { found.append(id) }
-        }
-        return found
     }
 
     public var olderSchemas: [OlderSchema] { [] }

@@ -13,34 +13,6 @@ extension PostgresServerStorage {
         try await !run(table(entity).exists, Self.binds(id)).isEmpty
     }
 
-    public nonisolated(nonsending) func write(_ row: ServerRow, of entity: ServerEntity) async throws {
-        let table = table(entity)
-        var binds = PostgresBindings(capacity: table.columns.count)
-        binds.append(row.record.id)
-        for value in row.record.values { try Self.bind(value, into: &binds) }
-        binds.append(ByteBuffer(bytes: ServerRow.encodeStamps(row.record.stamps)))
-        binds.append(row.revision)
-        binds.append(row.created)
-        if let fields = row.fieldRevisions {
-            binds.append(ByteBuffer(bytes: ServerRow.encode(fields, revision: row.revision)))
-        } else {
-            binds.appendNull()
-        }
-        binds.append(row.root)
-        // The row and its log entry in one round trip.
-        windowEntities = nil
-        binds.append(entity.name)
-        try await run(table.insertAndLog, binds)
-    }
-
-    public nonisolated(nonsending) func delete(_ entity: ServerEntity, id: Int64, tombstone: Stamp, revision: Int64) async throws {
-        // The row, its tombstone and its log entry in one round trip.
-        windowEntities = nil
-        var binds = Self.binds(entity.name, id, revision)
-        binds.append(ByteBuffer(bytes: ServerRow.encodeStamps([tombstone])))
-        try await run(table(entity).deleteAndLog, binds)
-    }
-
     public nonisolated(nonsending) func deletion(_ entity: ServerEntity, id: Int64) async throws -> Deletion? {
         guard let row = try await run(
             "SELECT \"id\", \"revision\", \"stamp\", \"root\" FROM \(named("__fm_deleted")) WHERE \"entity\" = $1 AND \"id\" = $2",

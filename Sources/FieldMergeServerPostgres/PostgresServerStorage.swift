@@ -45,6 +45,8 @@ public final class PostgresServerStorage: ServerStorage {
     var openedVersion: Int?
     /// The connection of the transaction in progress.
     private var connection: PostgresConnection?
+    /// Record writes and deletes not sent yet (``PendingRecords``): sent before the next statement.
+    var pending: PendingRecords?
     private var savepoints = 0
     /// The entities with log entries in a window of revisions, found once per transaction so
     /// that a catch-up asks only those entities for their changes (one round trip instead of
@@ -53,6 +55,8 @@ public final class PostgresServerStorage: ServerStorage {
     /// The state the write transaction in progress read when it took the lock, kept up to
     /// date by ``saveState(_:)``.
     private var lockedState: ServerState?
+    /// How many statements (round trips) the storage has sent: what tests count per request.
+    package private(set) var statementCount = 0
 
     /// A storage in the PostgreSQL schema `schema` (the URL's when nil) of `connector`'s database.
     ///
@@ -94,8 +98,8 @@ public final class PostgresServerStorage: ServerStorage {
         do {
             return try await connector.client.withConnection { (leased: PostgresConnection) async throws -> T in
                 connection = leased
-                (windowEntities, lockedState) = (nil, nil)
-                defer { (connection, windowEntities, lockedState) = (nil, nil, nil) }
+                (windowEntities, lockedState, pending) = (nil, nil, nil)
+                defer { (connection, windowEntities, lockedState, pending) = (nil, nil, nil, nil) }
                 try await run(begin)
                 let result: T
                 do {
@@ -130,6 +134,7 @@ public final class PostgresServerStorage: ServerStorage {
             try? await leased.close()
             return
         }
+        pending = nil
         do { try await run("ROLLBACK") } catch { try? await leased.close() }
     }
 
@@ -151,18 +156,28 @@ public final class PostgresServerStorage: ServerStorage {
             try await run("RELEASE SAVEPOINT \(name)")
             return result
         } catch {
+            pending = nil  // written after the savepoint began: rolled back unsent
             _ = try? await run("ROLLBACK TO SAVEPOINT \(name)")
             _ = try? await run("RELEASE SAVEPOINT \(name)")
             throw error
         }
     }
 
-    /// Runs `sql` with `binds` on the transaction's connection and collects its rows.
+    /// Runs `sql` with `binds` on the transaction's connection and collects its rows; the
+    /// record writes pending (``PendingRecords``) go first.
     @discardableResult
     nonisolated(nonsending) func run(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) async throws -> [PostgresRow] {
+        try await sendPending()
+        return try await send(sql, binds)
+    }
+
+    /// Runs `sql` as ``run(_:_:)`` does, without sending what is pending first.
+    @discardableResult
+    nonisolated(nonsending) func send(_ sql: String, _ binds: PostgresBindings) async throws -> [PostgresRow] {
         guard let connection else { throw ServerError(.storage, "PostgreSQL: a storage call outside a transaction") }
         // A query written to a closed connection may never be answered (nor failed).
         guard !connection.isClosed else { throw ServerError(.storage, "PostgreSQL: the connection was closed") }
+        statementCount += 1
         do {
             var rows: [PostgresRow] = []
             for try await row in try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: connector.logger) {

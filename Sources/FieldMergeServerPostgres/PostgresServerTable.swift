@@ -14,12 +14,16 @@ struct PostgresServerTable {
     /// ``PostgresServerStorage/decodeRow(_:_:fieldRevisions:)`` reads them: the id, the
     /// fields, the stamps, the revisions and the root (``FieldMergeServer/ServerRow/root``).
     let columns: [String]
-    /// Writes a record and its log entry (bindings: the columns, then the entity's name).
-    let insertAndLog: String
+    /// The upsert of records and their log entries, around the rows' parameters
+    /// (``insertAndLog(rows:)``).
+    private let insertHead: String, insertTail: String
+    /// The delete of records with their tombstones and log entries, after the rows' parameters
+    /// (``deleteAndLog(rows:)``).
+    private let deleteTail: String
     let select: String
-    /// Deletes a record, writes its tombstone and its log entry (bindings: entity, id,
-    /// revision, tombstone stamp). The tombstone keeps the record's root.
-    let deleteAndLog: String
+    /// `select` and `exists` for the ids of a `bigint[]` (`$1`).
+    let selectAny: String
+    let existsAny: String
     let exists: String
     /// The records of this entity alive and changed in a window of revisions, in log order
     /// (bindings: entity, after, through); the same for deleted ones (id, revision, stamp,
@@ -50,21 +54,22 @@ struct PostgresServerTable {
         changedAlive = "SELECT \(joined) FROM \(log) l JOIN \(table) t ON t.\"id\" = l.\"id\" " + window
         changedDeleted = "SELECT l.\"id\", d.\"revision\", d.\"stamp\", d.\"root\" FROM \(log) l JOIN \(deleted) d "
             + "ON d.\"entity\" = l.\"entity\" AND d.\"id\" = l.\"id\" " + window
-        let placeholders = (1...columns.count).map { "$\($0)" }.joined(separator: ", ")
         let updates = columns.dropFirst().map { "\($0) = EXCLUDED.\($0)" }.joined(separator: ", ")
         let logEntry = "INSERT INTO \(log) (\"entity\", \"id\", \"revision\") "
         let logConflict = " ON CONFLICT (\"entity\", \"id\") DO UPDATE SET \"revision\" = EXCLUDED.\"revision\""
-        let revisionColumn = fieldColumns.count + 3  // "__fm_revision", as a bind parameter number
-        insertAndLog = "WITH written AS (INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES (\(placeholders)) "
-            + "ON CONFLICT (\"id\") DO UPDATE SET \(updates) RETURNING \"id\") "
-            + logEntry + "SELECT $\(columns.count + 1), \"id\", $\(revisionColumn) FROM written" + logConflict
+        insertHead = "WITH written AS (INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES "
+        insertTail = " ON CONFLICT (\"id\") DO UPDATE SET \(updates) RETURNING \"id\", \"__fm_revision\") "
+            + logEntry + "SELECT $1, \"id\", \"__fm_revision\" FROM written" + logConflict
         select = "SELECT \(columns.joined(separator: ", ")) FROM \(table) WHERE \"id\" = $1"
-        deleteAndLog = "WITH gone AS (DELETE FROM \(table) WHERE \"id\" = $2 RETURNING \"__fm_root\"), "
+        selectAny = "SELECT \(columns.joined(separator: ", ")) FROM \(table) WHERE \"id\" = ANY($1)"
+        deleteTail = "), gone AS (DELETE FROM \(table) t USING input WHERE t.\"id\" = input.\"id\" RETURNING t.\"id\", t.\"__fm_root\"), "
             + "tombstone AS (INSERT INTO \(deleted) (\"entity\", \"id\", \"revision\", \"stamp\", \"root\") "
-            + "VALUES ($1, $2, $3, $4, (SELECT \"__fm_root\" FROM gone)) ON CONFLICT (\"entity\", \"id\") DO UPDATE SET "
+            + "SELECT $1, i.\"id\", i.\"revision\", i.\"stamp\", (SELECT g.\"__fm_root\" FROM gone g WHERE g.\"id\" = i.\"id\") FROM input i "
+            + "ON CONFLICT (\"entity\", \"id\") DO UPDATE SET "
             + "\"revision\" = EXCLUDED.\"revision\", \"stamp\" = EXCLUDED.\"stamp\", \"root\" = EXCLUDED.\"root\") "
-            + logEntry + "VALUES ($1, $2, $3)" + logConflict
+            + logEntry + "SELECT $1, \"id\", \"revision\" FROM input" + logConflict
         exists = "SELECT 1 FROM \(table) WHERE \"id\" = $1"
+        existsAny = "SELECT \"id\" FROM \(table) WHERE \"id\" = ANY($1)"
 
         var definitions = ["\"id\" BIGINT PRIMARY KEY"]
         for (index, field) in entity.fields.enumerated() {
@@ -98,6 +103,37 @@ struct PostgresServerTable {
     /// `CREATE INDEX` named `name` (a generated, safe name) on field `field`'s column.
     func referenceIndex(field index: Int, name: String) -> String {
         "CREATE INDEX IF NOT EXISTS \"\(name)\" ON \(table) (\(fieldColumns[index]))"
+    }
+
+    /// Writes `rows` records and their log entries in one statement (bindings: the entity's
+    /// name, then each record's columns), replacing records that exist.
+    func insertAndLog(rows: Int) -> String {
+        insertHead + Self.rows(rows, width: columns.count) + insertTail
+    }
+
+    /// Deletes `rows` records, writes their tombstones (each keeping its record's root) and
+    /// their log entries in one statement (bindings: the entity's name, then each record's
+    /// id, revision and tombstone stamp).
+    func deleteAndLog(rows: Int) -> String {
+        "WITH input (\"id\", \"revision\", \"stamp\") AS (VALUES " + Self.rows(rows, width: 3, types: ["BIGINT", "BIGINT", "BYTEA"]) + deleteTail
+    }
+
+    /// `VALUES` rows of `width` parameters each, numbered from `$2`, each cast to `types` when given.
+    private static func rows(_ count: Int, width: Int, types: [String] = []) -> String {
+        var sql = ""
+        sql.reserveCapacity(count * width * 8)
+        var parameter = 2
+        for row in 0..<count {
+            sql += row == 0 ? "(" : ", ("
+            for column in 0..<width {
+                if column > 0 { sql += ", " }
+                sql += "$" + String(parameter)
+                if !types.isEmpty { sql += "::" + types[column] }
+                parameter += 1
+            }
+            sql += ")"
+        }
+        return sql
     }
 
     /// The ids of the alive records whose field `field` holds `$1`, ascending.

@@ -63,6 +63,13 @@ final class PostgresTestDatabase {
         return try await RevisionServer(storage: try PostgresServerStorage(connector), schema: schema, options: options, replica: replica, wall: wall)
     }
 
+    /// A connector with a pool of its own on the test schema, shut down with the database.
+    func connector() -> PostgresConnector {
+        let connector = PostgresConnector(url, applicationName: url.schema)
+        connectors.append(connector)
+        return connector
+    }
+
     /// Runs `sql` with `values` as its bind parameters on a connection of its own, outside
     /// the servers (seeding what a test needs).
     func execute(_ sql: String, _ values: any PostgresDynamicTypeEncodable...) async throws {

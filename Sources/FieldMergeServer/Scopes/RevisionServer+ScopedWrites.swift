@@ -48,6 +48,8 @@ extension RevisionServer {
 
     /// A record's root changed: it departs from the old one, and the records under it move along.
     func moved(_ entity: ServerEntity, id: Int64, from old: Int64?, to new: Int64?, _ attempt: inout ChangeSetAttempt) async throws {
+        // The records under it get new roots: nothing read of them before holds.
+        attempt.known.forget()
         if let old { try await scopedStorage.depart(entity, id: id, from: old, revision: attempt.revision) }
         try await reroot(entity, id: id, from: old, to: new, &attempt)
     }
