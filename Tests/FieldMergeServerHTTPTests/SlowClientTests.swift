@@ -85,10 +85,12 @@ import Testing
     /// The read timeout is between reads, not for the whole head: a head sent in pieces,
     /// each within the timeout but all together longer, is answered.
     @Test func headInPieces_eachWithinTheReadTimeout_isAnswered() async throws {
-        try await Self.withServer(Self.configuration(read: .seconds(3))) { running in
+        // Pieces 2 s apart, 10 s in all, against a timeout of 8 s: each gap has 6 s to spare
+        // for a machine whose whole test suite runs at once.
+        try await Self.withServer(Self.configuration(read: .seconds(8))) { running in
             let connection = try await RawConnection.open(port: running.port, sending: "GET /hea")
-            for piece in ["lth HTTP/1.1\r\n", "Host: 127.0", ".0.1\r\n", "\r\n"] {
-                try await Task.sleep(for: .seconds(1))
+            for piece in ["lth HTTP/1.1\r\n", "Host: 127.0", ".0.1\r\n", "Accept: */*\r\n", "\r\n"] {
+                try await Task.sleep(for: .seconds(2))
                 #expect(await connection.send(piece))
             }
             let response = try await connection.readResponse()
