@@ -1,6 +1,7 @@
 import FieldMergeServer
 import Logging
 import PostgresNIO
+import Synchronization
 
 /// Tells a server's live subscribers of the commits that other server processes make on the
 /// same data set in PostgreSQL (Specs/live.md): it listens on the data set's channel
@@ -12,8 +13,9 @@ import PostgresNIO
 /// over, so that a commit announced while it was not connected is not lost. A lost connection
 /// is logged (notice) and made again after a wait of ``Options/firstDelay``, doubling up to
 /// ``Options/maxDelay``, each drawn at random between half of it and all of it; until
-/// ``shutdown()``. It also hears its own server's commits, which the hub already knows of
-/// (handing them over again changes nothing).
+/// ``shutdown()``. A connection that stops answering (lost without a reset) is found by a
+/// heartbeat (``Options/heartbeat``) and made again. It also hears its own server's commits,
+/// which the hub already knows of (handing them over again changes nothing).
 ///
 /// It runs in a task of its own from its `init` until ``shutdown()``.
 public final class PostgresLiveListener: Sendable {
@@ -26,6 +28,14 @@ public final class PostgresLiveListener: Sendable {
         public var firstDelay: Duration = .milliseconds(500)
         /// The longest wait between two attempts. 10 s.
         public var maxDelay: Duration = .seconds(10)
+        /// How often the listener reads the data set's revision on its listening connection
+        /// (and hands it over, so a notification lost on the way is caught up too). 30 s.
+        public var heartbeat: Duration = .seconds(30)
+        /// How long that read may take: a connection that does not answer in time is closed
+        /// and made again. So a connection lost without a word (a peer that vanished, a NAT
+        /// or firewall that forgot it) is noticed within `heartbeat + heartbeatTimeout`,
+        /// not when TCP gives up, minutes or hours later. 10 s.
+        public var heartbeatTimeout: Duration = .seconds(10)
         /// Where it logs; the connector's logger when nil.
         public var logger: Logger?
 
@@ -41,8 +51,8 @@ public final class PostgresLiveListener: Sendable {
     }
 
     /// Starts listening for `source`'s data set, calling `onRevision` with each revision
-    /// announced and with the data set's revision on each connection; on the listener's own
-    /// task, one call at a time. A revision may come more than once, and one read as a
+    /// announced, with the data set's revision on each connection and at each heartbeat; one
+    /// call at a time. A revision may come more than once, and one read as a
     /// connection starts may come before an older one announced just then: the largest seen
     /// is the data set's.
     ///
@@ -50,9 +60,11 @@ public final class PostgresLiveListener: Sendable {
     ///   - source: The data set (``PostgresServerStorage/liveSource``).
     ///   - onRevision: Called with each revision; it must not block.
     public init(_ source: PostgresLiveSource, options: Options = Options(), onRevision: @escaping @Sendable (Int64) -> Void) {
+        let gate = Mutex(())
         let session = PostgresLiveSession(
             source: source, applicationName: options.applicationName, logger: options.logger ?? source.connector.logger,
-            deliver: onRevision)
+            heartbeat: (options.heartbeat, options.heartbeatTimeout),
+            deliver: { revision in gate.withLock { _ in onRevision(revision) } })
         let (first, most) = (options.firstDelay, options.maxDelay)
         runner = Task { await session.run(firstDelay: first, maxDelay: most) }
     }

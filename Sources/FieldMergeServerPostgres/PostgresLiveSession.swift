@@ -8,6 +8,8 @@ struct PostgresLiveSession: Sendable {
     let source: PostgresLiveSource
     let applicationName: String
     let logger: Logger
+    /// How often the listening connection is asked for the revision, and how long it may take.
+    let heartbeat: (interval: Duration, timeout: Duration)
     let deliver: @Sendable (Int64) -> Void
 
     /// Connects, listens and connects again until the task is cancelled.
@@ -49,6 +51,8 @@ struct PostgresLiveSession: Sendable {
                     deliver(try await revision(on: connection))
                     listened = true
                     logger.log(level: id > 1 ? .info : .debug, "live listener listening", metadata: ["channel": "\(source.channel)"])
+                    let beat = Task { await beatUntilSilent(connection) }
+                    defer { beat.cancel() }
                     for try await notification in notifications {
                         // Another payload on the channel is not a revision: ignored.
                         if let revision = Int64(notification.payload) { deliver(revision) }
@@ -62,6 +66,36 @@ struct PostgresLiveSession: Sendable {
         }
         try? await connection.close()
         return (listened, failure)
+    }
+
+    /// Reads the revision on `connection` every `heartbeat.interval` and hands it over; closes
+    /// the connection when a read is not answered within `heartbeat.timeout` (which ends the
+    /// listening with an error: the session connects again).
+    private func beatUntilSilent(_ connection: PostgresConnection) async {
+        while !Task.isCancelled {
+            do { try await Task.sleep(for: heartbeat.interval) } catch { return }
+            let answer = await withTaskGroup(of: Int64?.self) { group in
+                group.addTask { try? await revision(on: connection) }
+                group.addTask {
+                    // Closing fails the read, which may otherwise never be answered.
+                    guard (try? await Task.sleep(for: heartbeat.timeout)) != nil else { return nil }
+                    try? await connection.close()
+                    return nil
+                }
+                let first = await group.next() ?? nil
+                group.cancelAll()
+                return first
+            }
+            guard let answer else {
+                if Task.isCancelled { return }
+                logger.notice(
+                    "live listener's PostgreSQL connection did not answer its heartbeat; connecting again",
+                    metadata: ["channel": "\(source.channel)", "timeout": "\(heartbeat.timeout)"])
+                try? await connection.close()
+                return
+            }
+            deliver(answer)
+        }
     }
 
     /// The data set's revision, read on `connection`.

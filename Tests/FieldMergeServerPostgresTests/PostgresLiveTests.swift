@@ -139,6 +139,45 @@ struct PostgresLiveTests {
         }
     }
 
+    @Test func aListenerWhoseConnectionStopsAnsweringConnectsAgain() async throws {
+        try await PostgresTestDatabase.with { database in
+            try await LiveProcesses.with(database, schema: schema) { a, b in
+                let name = database.url.schema + "_beat"
+                var options = PostgresLiveListener.Options()
+                options.applicationName = name
+                (options.heartbeat, options.heartbeatTimeout, options.firstDelay) = (.milliseconds(200), .milliseconds(400), .milliseconds(50))
+                let heard = Collected<Int64>()
+                let listener = PostgresLiveListener(b.source, options: options) { heard.append($0) }
+                let backends = "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 AND backend_type = 'client backend'"
+                // The revision as it connects, then at every heartbeat.
+                #expect(try await eventually { heard.all.count >= 3 })
+                #expect(try await database.count(backends, name) == 1)
+                let first = try #require(try await database.count(
+                    "SELECT pid::BIGINT FROM pg_stat_activity WHERE application_name = $1 AND backend_type = 'client backend'", name))
+                // Its next heartbeat waits behind a lock: the connection stops answering, as one
+                // lost without a reset would. The listener gives up on it and connects again.
+                let table = "\"\(database.url.schema)\".\"__fm_server\""
+                let logger = a.connector.logger
+                let locker = try await PostgresConnection.connect(
+                    configuration: try a.connector.connectionConfiguration(applicationName: name + "_lock"), id: 99, logger: logger)
+                _ = try await locker.query("BEGIN", logger: logger)
+                _ = try await locker.query(PostgresQuery(unsafeSQL: "LOCK TABLE \(table) IN ACCESS EXCLUSIVE MODE"), logger: logger)
+                #expect(try await eventually { try await database.count(backends, name) == 2 })
+                _ = try await locker.query("ROLLBACK", logger: logger)
+                try await locker.close()
+                // One connection again, not the first, and it answers its heartbeats.
+                #expect(try await eventually {
+                    let now = try await database.count(backends, name)
+                    let old = try await database.count("SELECT count(*) FROM pg_stat_activity WHERE pid = $1::INT", first)
+                    return now == 1 && old == 0
+                })
+                let count = heard.all.count
+                #expect(try await eventually { heard.all.count >= count + 2 })
+                await listener.shutdown()
+            }
+        }
+    }
+
     @Test func aDataSetWithALongSchemaNameHearsOnAHashedChannel() async throws {
         try await PostgresTestDatabase.with { database in
             var url = database.url
