@@ -9,7 +9,8 @@ extension _Parser {
         var maxRevision: Int64?, changeSets: [ChangeSet]?
         var clientID: String?, requestID: String?, limit: Int?, version: Int?
         var schemaVersion: Int?, schemaFingerprint: String?, scopes: ScopeHoldings?
-        var seen: UInt8 = 0, seenScopes = false
+        var subscriptions: ScopeHoldings?, priority: ScopeHoldings?
+        var seen: UInt8 = 0, seenScopes: UInt8 = 0
         if try open(UInt8(ascii: "{"), "an object (the request)") {
             repeat {
                 let key = try key()
@@ -47,9 +48,14 @@ extension _Parser {
                         throw Self.incompatible(codec, version: schemaVersion, fingerprint: fingerprint)
                     }
                 } else if key.equals("scopes") {
-                    guard !seenScopes else { throw error(.duplicateKey, "duplicate key 'scopes'", at: key.offset) }
-                    seenScopes = true
+                    try once(&seenScopes, 1, key)
                     scopes = try parseScopes()
+                } else if key.equals("subscriptions") {
+                    try once(&seenScopes, 2, key)
+                    subscriptions = try parseScopes(allowingAll: false)
+                } else if key.equals("priority") {
+                    try once(&seenScopes, 4, key)
+                    priority = try parseScopes(allowingAll: false)
                 } else {
                     try skipValue()  // unknown top-level keys: forward compatibility
                 }
@@ -60,7 +66,8 @@ extension _Parser {
         guard let changeSets else { throw error(.invalidValue, "the request has no changeSets", at: objectAt) }
         return SyncRequest(
             maxRevision: maxRevision, changeSets: changeSets, clientID: clientID, requestID: requestID, limit: limit,
-            protocolVersion: version, schemaVersion: schemaVersion, schemaFingerprint: schemaFingerprint, scopes: scopes)
+            protocolVersion: version, schemaVersion: schemaVersion, schemaFingerprint: schemaFingerprint, scopes: scopes,
+            subscriptions: subscriptions, priority: priority)
     }
 
     /// The top-level `schemaFingerprint` of a request, every other value skipped; nil when
@@ -80,6 +87,7 @@ extension _Parser {
     mutating func parseResponse(_ codec: WireCodec) throws(WireError) -> SyncResponse {
         let objectAt = try documentStart()
         var maxRevision: Int64?, changeSets: [ChangeSet]?, hasMore = false, scopes: ScopeHoldings?
+        var denied: ScopeHoldings?
         var seen: UInt8 = 0
         if try open(UInt8(ascii: "{"), "an object (the response)") {
             repeat {
@@ -96,6 +104,9 @@ extension _Parser {
                 } else if key.equals("scopes") {
                     try once(&seen, 8, key)
                     scopes = try parseScopes()
+                } else if key.equals("deniedSubscriptions") {
+                    try once(&seen, 16, key)
+                    denied = try parseScopes(allowingAll: false)
                 } else {
                     try skipValue()
                 }
@@ -104,7 +115,8 @@ extension _Parser {
         try finish()
         guard let maxRevision else { throw error(.invalidValue, "the response has no maxRevision", at: objectAt) }
         guard let changeSets else { throw error(.invalidValue, "the response has no changeSets", at: objectAt) }
-        return SyncResponse(maxRevision: maxRevision, changeSets: changeSets, hasMore: hasMore, scopes: scopes)
+        return SyncResponse(
+            maxRevision: maxRevision, changeSets: changeSets, hasMore: hasMore, scopes: scopes, deniedSubscriptions: denied)
     }
 
     mutating func parseErrorBody() throws(WireError) -> WireErrorBody {
@@ -164,8 +176,9 @@ extension _Parser {
     }
 
     /// `"scopes": {"name": [ids] or "*", ...}` (null: absent). Ids may come in any order and
-    /// repeat; they are kept sorted, once each.
-    private mutating func parseScopes() throws(WireError) -> ScopeHoldings? {
+    /// repeat; they are kept sorted, once each. Without `allowingAll`, ids only (subscriptions
+    /// and priorities name roots).
+    private mutating func parseScopes(allowingAll: Bool = true) throws(WireError) -> ScopeHoldings? {
         if try null() { return nil }
         var holdings = ScopeHoldings()
         if try open(UInt8(ascii: "{"), "an object of scopes") {
@@ -177,8 +190,11 @@ extension _Parser {
                 }
                 if try peek() == UInt8(ascii: "\"") {
                     let all = try string()
-                    guard all.equals("*") else {
-                        throw error(.invalidValue, "a scope holds an array of root ids or \"*\"", at: all.offset)
+                    guard all.equals("*"), allowingAll else {
+                        throw error(
+                            .invalidValue,
+                            allowingAll ? "a scope holds an array of root ids or \"*\"" : "expected an array of root ids for scope '\(name.text)'",
+                            at: all.offset)
                     }
                     holdings[name.text] = .all
                 } else {

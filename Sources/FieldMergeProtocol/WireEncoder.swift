@@ -31,7 +31,9 @@ extension WireCodec {
             writer.raw(",\"limit\":")
             writer.integer(Int64(limit))
         }
-        if let scopes = request.scopes { writeScopes(scopes, to: &writer) }
+        if let scopes = request.scopes { writeScopes(scopes, key: "scopes", to: &writer) }
+        if let roots = request.subscriptions { writeScopes(roots, key: "subscriptions", to: &writer) }
+        if let roots = request.priority { writeScopes(roots, key: "priority", to: &writer) }
         writer.raw(",\"changeSets\":")
         writeChangeSets(request.changeSets, to: &writer)
         writer.byte(UInt8(ascii: "}"))
@@ -41,15 +43,18 @@ extension WireCodec {
         writer.raw("{\"maxRevision\":")
         writer.integer(response.maxRevision)
         if response.hasMore { writer.raw(",\"hasMore\":true") }
-        if let scopes = response.scopes { writeScopes(scopes, to: &writer) }
+        if let scopes = response.scopes { writeScopes(scopes, key: "scopes", to: &writer) }
+        if let denied = response.deniedSubscriptions { writeScopes(denied, key: "deniedSubscriptions", to: &writer) }
         writer.raw(",\"changeSets\":")
         writeChangeSets(response.changeSets, to: &writer)
         writer.byte(UInt8(ascii: "}"))
     }
 
-    /// `,"scopes":{"name":[ids]|"*",...}`, scopes by name.
-    private func writeScopes(_ holdings: ScopeHoldings, to writer: inout _Writer) {
-        writer.raw(",\"scopes\":{")
+    /// `,"<key>":{"name":[ids]|"*",...}`, scopes by name.
+    private func writeScopes(_ holdings: ScopeHoldings, key: StaticString, to writer: inout _Writer) {
+        writer.raw(",\"")
+        writer.raw(key)
+        writer.raw("\":{")
         for (position, name) in holdings.scopes.keys.sorted().enumerated() {
             if position > 0 { writer.byte(UInt8(ascii: ",")) }
             writer.string(name)

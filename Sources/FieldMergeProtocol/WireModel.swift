@@ -151,13 +151,22 @@ public struct SyncRequest: Sendable, Equatable {
     /// response said (Specs/scopes.md); nil from a device that never synced with a server
     /// that has scopes.
     public var scopes: ScopeHoldings?
+    /// `"subscriptions"` (extension): roots the device asks for beyond what its user's grants
+    /// give (Specs/scopes.md §6), by scope; the server gives those a `subscribe` grant allows
+    /// and names the others in ``SyncResponse/deniedSubscriptions``. Never `"*"`.
+    public var subscriptions: ScopeHoldings?
+    /// `"priority"` (extension): roots, by scope, whose records the device wants before any
+    /// other root it gains (backfill comes in pages, these first).
+    public var priority: ScopeHoldings?
 
     public init(
         maxRevision: Int64, changeSets: [ChangeSet], clientID: String? = nil, requestID: String? = nil,
         limit: Int? = nil, protocolVersion: Int? = nil, schemaVersion: Int? = nil, schemaFingerprint: String? = nil,
-        scopes: ScopeHoldings? = nil
+        scopes: ScopeHoldings? = nil, subscriptions: ScopeHoldings? = nil, priority: ScopeHoldings? = nil
     ) {
         self.scopes = scopes
+        self.subscriptions = subscriptions
+        self.priority = priority
         self.schemaVersion = schemaVersion
         self.schemaFingerprint = schemaFingerprint
         self.maxRevision = maxRevision
@@ -181,9 +190,16 @@ public struct SyncResponse: Sendable, Equatable {
     /// `"scopes"` (extension): what the device holds of each scope once it has applied this
     /// response, to send with its next request; nil from a server without scopes.
     public var scopes: ScopeHoldings?
+    /// `"deniedSubscriptions"` (extension): the roots of the request's ``SyncRequest/subscriptions``
+    /// the user may not hold (no grant gives them, or no such root exists); nil when none.
+    public var deniedSubscriptions: ScopeHoldings?
 
-    public init(maxRevision: Int64, changeSets: [ChangeSet], hasMore: Bool = false, scopes: ScopeHoldings? = nil) {
+    public init(
+        maxRevision: Int64, changeSets: [ChangeSet], hasMore: Bool = false, scopes: ScopeHoldings? = nil,
+        deniedSubscriptions: ScopeHoldings? = nil
+    ) {
         self.scopes = scopes
+        self.deniedSubscriptions = deniedSubscriptions
         self.maxRevision = maxRevision
         self.changeSets = changeSets
         self.hasMore = hasMore

@@ -42,7 +42,7 @@ public final class Store {
     /// Whether the connection may write (a `StoreReader`'s may not).
     let writable: Bool
     /// The wall clock the replica's clock reads (also for the time a change was refused).
-    let wall: any WallClock
+    package let wall: any WallClock
 
     var tables: [String: EntityTable] = [:]
     var scratch: [UInt8] = []
@@ -104,6 +104,7 @@ public final class Store {
             try sqlite { () throws(SQLiteError) in
                 try database.execute(StoreSchema.parkedTable)
                 try database.execute(StoreSchema.asideTable)
+                try database.execute(StoreSchema.subscriptionsTable)
                 try Self.prepareConflictHistory(database)
                 try database.execute(StoreCapture.metadataTables)
             }

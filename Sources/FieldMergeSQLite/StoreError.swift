@@ -27,6 +27,8 @@ public struct StoreError: Error, Equatable, Sendable, CustomStringConvertible {
         /// A reference names a record that does not exist (the message names the field and
         /// the missing record).
         case danglingReference
+        /// An argument the store cannot take (a subscription without a scope name).
+        case invalidArgument
     }
 
     public var code: Code

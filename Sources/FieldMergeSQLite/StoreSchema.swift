@@ -55,6 +55,13 @@ enum StoreSchema {
           "since" INTEGER NOT NULL);
         CREATE INDEX IF NOT EXISTS "__fm_aside_record" ON "__fm_aside" ("entity", "id")
         """
+
+    /// The roots of the server's scopes this device asks for beyond its user's grants
+    /// (``Store/subscriptions()``, Specs/store.md "Subscriptions"). Added to existing stores
+    /// when they open.
+    static let subscriptionsTable = """
+        CREATE TABLE IF NOT EXISTS "__fm_subscriptions" ("scope" TEXT NOT NULL, "root" INTEGER NOT NULL,
+          "first" INTEGER NOT NULL, "ttl" INTEGER NOT NULL, "dropped" INTEGER, "denied" INTEGER NOT NULL,
+          PRIMARY KEY ("scope", "root")) WITHOUT ROWID
+        """
 }
-
-

@@ -113,7 +113,7 @@ extension RevisionServer {
         }
         var answers: [ChangeSet] = []
         var idMap: [String: [Int64: Int64]] = [:]
-        var holding = view?.granted
+        var holding = view.map { Self.held(after: page, view: $0) }
         if !request.changeSets.isEmpty {
             try await probe.measure(.serverApply) {
                 for changeSet in request.changeSets {
@@ -123,7 +123,7 @@ extension RevisionServer {
         }
         let response = SyncResponse(
             maxRevision: page.hasMore ? page.end : revision, changeSets: (page.changeSet.map { [$0] } ?? []) + answers,
-            hasMore: page.hasMore, scopes: holding.flatMap(holdings))
+            hasMore: page.hasMore, scopes: holding.flatMap(holdings), deniedSubscriptions: view?.denied)
         if revision != state.maxRevision {
             try await probe.measure(.replyStorage) {
                 try await storage.saveState(ServerState(maxRevision: revision, clock: clock.last))
@@ -164,7 +164,8 @@ extension RevisionServer {
         let page = try await catchUp(after: request.maxRevision, through: reply.pageEnd, limit: limit, view: view)
         return SyncResponse(
             maxRevision: reply.answers.maxRevision, changeSets: (page.changeSet.map { [$0] } ?? []) + reply.answers.changeSets,
-            hasMore: reply.answers.hasMore, scopes: view.flatMap { holdings($0.granted) })
+            hasMore: reply.answers.hasMore || page.deferred.contains { !$0.isEmpty }, scopes: view.flatMap { holdings(Self.held(after: page, view: $0)) },
+            deniedSubscriptions: view?.denied)
     }
 
     /// What the caller of ``handle(_:identity:)`` sees of an error inside it.
@@ -180,7 +181,13 @@ extension RevisionServer {
 
     // MARK: Catch-up
 
-    struct Page { var changeSet: ChangeSet?; var end: Int64; var hasMore: Bool }
+    struct Page {
+        var changeSet: ChangeSet?
+        var end: Int64
+        var hasMore: Bool
+        /// By scope, gained roots left for a later page (Specs/scopes.md §6).
+        var deferred: [Set<Int64>] = []
+    }
 
     /// The records changed after `revision` up to `latest`, read from the log in revision
     /// order: at most `limit`, ending on a revision boundary (a revision larger than `limit`

@@ -101,6 +101,9 @@ public actor RevisionServer {
     var rootsReady = false
     /// The roots the user of the request being answered holds, by scope.
     var requestGrants: [RootSet] = []
+    /// The roots the request's device subscribes to (``SyncRequest/subscriptions``), which
+    /// ``requestGrants`` are read again with.
+    var requestSubscriptions: ScopeHoldings?
 
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 

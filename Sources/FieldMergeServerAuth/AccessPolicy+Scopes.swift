@@ -11,7 +11,8 @@ extension AccessPolicy {
     /// "scopes": {"project": {"root": "projects", "members": {"tasks": "projectID", "notes": "taskID"},
     ///   "grants": [{"through": "memberships", "reference": "projectID", "where": {"userID": {"claim": "sub"}}},
     ///              {"where": {"ownerID": {"claim": "sub"}, "archived": false}},
-    ///              {"roles": ["admin"]}, {"claim": "teams"}]}}
+    ///              {"roles": ["admin"]}, {"claim": "teams"},
+    ///              {"subscribe": {"where": {"archived": true}, "roles": ["member"]}}]}}
     /// ```
     ///
     /// Scopes come in the order of their names; a `where`'s conditions in the order of their
@@ -61,10 +62,17 @@ extension AccessPolicy {
         return SyncScope(name, root: root, members: members, grants: grants)
     }
 
-    /// One grant: exactly one of the four shapes.
+    /// One grant: exactly one of the five shapes.
     private static func grant(_ value: JSONValue, at path: String) throws(DocumentError) -> SyncScope.Grant {
-        let fields = try object(value, at: path, keys: ["through", "reference", "where", "roles", "claim"])
+        let fields = try object(value, at: path, keys: ["through", "reference", "where", "roles", "claim", "subscribe"])
         switch Set(fields.keys) {
+        case ["subscribe"]:
+            // {"subscribe": {"where": {...}, "roles": [...]}}, both optional.
+            let at = "\(path).subscribe"
+            let options = try object(fields["subscribe"]!, at: at, keys: ["where", "roles"])
+            return .subscribe(
+                roles: try options["roles"].map { value throws(DocumentError) in try names(value, at: "\(at).roles", of: "role") },
+                where: try options["where"].map { value throws(DocumentError) in try conditions(value, at: "\(at).where") } ?? [])
         case ["roles"]:
             return .roles(try names(fields["roles"]!, at: "\(path).roles", of: "role"))
         case ["claim"]:
@@ -80,7 +88,7 @@ extension AccessPolicy {
             let keys = fields.isEmpty ? "none" : fields.keys.sorted().joined(separator: ", ")
             throw DocumentError(
                 path: path,
-                message: "a grant has exactly one of the shapes {through, reference, where}, {where}, {roles} and {claim}; this one has \(keys)")
+                message: "a grant has exactly one of the shapes {through, reference, where}, {where}, {roles}, {claim} and {subscribe}; this one has \(keys)")
         }
     }
 

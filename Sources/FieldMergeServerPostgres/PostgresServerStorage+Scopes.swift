@@ -223,6 +223,22 @@ extension PostgresServerStorage: ScopedServerStorage {
         ).map { row throws(ServerError) in try Self.decodeRow(row, table, fieldRevisions: false) }
     }
 
+    public nonisolated(nonsending) func rootSizes(_ entity: ServerEntity, roots: [Int64], through: Int64) async throws -> [Int64: Int] {
+        guard !roots.isEmpty else { return [:] }
+        var binds = PostgresBindings()
+        let filter = Self.rootFilter(.only(roots), column: "\"__fm_root\"", into: &binds)
+        binds.append(through)
+        var sizes: [Int64: Int] = [:]
+        for row in try await run(
+            "SELECT \"__fm_root\", count(*) FROM \(table(entity).table) WHERE \(filter) AND \"__fm_revision\" <= $\(binds.count) "
+                + "GROUP BY \"__fm_root\"", binds)
+        {
+            let (root, count) = try row.decode((Int64, Int64).self)
+            sizes[root] = Int(count)
+        }
+        return sizes
+    }
+
     public nonisolated(nonsending) func ids(_ entity: ServerEntity, roots: RootFilter) async throws -> [Int64] {
         guard !roots.isEmpty else { return [] }
         var binds = PostgresBindings()

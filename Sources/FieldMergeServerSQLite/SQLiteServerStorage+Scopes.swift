@@ -128,6 +128,19 @@ extension SQLiteServerStorage: ScopedServerStorage {
         return result
     }
 
+    public nonisolated(nonsending) func rootSizes(_ entity: ServerEntity, roots: [Int64], through: Int64) async throws -> [Int64: Int] {
+        guard !roots.isEmpty else { return [:] }
+        let (filter, bindings) = Self.rootFilter(.only(roots), column: "\"__fm_root\"")
+        var sizes: [Int64: Int] = [:]
+        for row in try database.rows(
+            "SELECT \"__fm_root\", count(*) FROM \(table(entity).table) WHERE \(filter) AND \"__fm_revision\" <= ? GROUP BY \"__fm_root\"",
+            bindings + [.integer(through)])
+        {
+            if case .integer(let root)? = row.first, case .integer(let count)? = row.last { sizes[root] = Int(count) }
+        }
+        return sizes
+    }
+
     public nonisolated(nonsending) func ids(_ entity: ServerEntity, roots: RootFilter) async throws -> [Int64] {
         guard !roots.isEmpty else { return [] }
         let (filter, bindings) = Self.rootFilter(roots, column: "\"__fm_root\"")

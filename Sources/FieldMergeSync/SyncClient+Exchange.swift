@@ -22,6 +22,8 @@ extension SyncClient {
         struct Pending: Sendable {
             var maxRevision: Int64
             var scopes: ScopeHoldings? = nil
+            /// The template it was asked with (its roots subscribed to and wanted first).
+            var asked: SyncRequest? = nil
             var task: Task<Arrival, any Error>
         }
     }
@@ -44,6 +46,9 @@ extension SyncClient {
     struct Prefetch {
         var maxRevision: Int64
         var scopes: ScopeHoldings?
+        /// The roots it asks for (``SyncRequest/subscriptions``, ``SyncRequest/priority``).
+        var subscriptions: ScopeHoldings?
+        var priority: ScopeHoldings?
         var task: Task<Exchange, any Error>
 
         /// Drops the page, and the request for the one after it if it went out.
@@ -86,26 +91,34 @@ extension SyncClient {
     /// this actor, or takes the request for it that is already on its way (`follower`, asked
     /// for on the current page's head). A follower asked from another revision or with other
     /// holdings is dropped.
-    func prefetch(after revision: Int64, holding scopes: ScopeHoldings? = nil, follower: Arrival.Pending?) -> Prefetch {
+    /// It asks for the roots `request` asked for.
+    func prefetch(
+        after revision: Int64, holding scopes: ScopeHoldings? = nil, asking request: SyncRequest? = nil, follower: Arrival.Pending?
+    ) -> Prefetch {
         let pages = PageRequester(
             template: SyncRequest(
                 maxRevision: revision, changeSets: [], clientID: clientID, requestID: nil, limit: batchSize,
                 protocolVersion: WireProtocol.version, schemaVersion: schemaVersion, schemaFingerprint: schemaFingerprint,
-                scopes: scopes),
+                scopes: scopes, subscriptions: request?.subscriptions, priority: request?.priority),
             codec: codec, transport: transport, gzip: gzip, probe: probe)
         let arrival: Task<Arrival, any Error>
-        if let follower, follower.maxRevision == revision, follower.scopes == scopes {
+        if let follower, follower.maxRevision == revision, follower.scopes == scopes,
+            follower.asked?.subscriptions == request?.subscriptions, follower.asked?.priority == request?.priority
+        {
             arrival = follower.task
         } else {
             follower?.task.cancel()
             arrival = pages.fetch(after: revision)
         }
-        return Prefetch(maxRevision: revision, scopes: scopes, task: Task.detached {
+        return Prefetch(
+            maxRevision: revision, scopes: scopes, subscriptions: request?.subscriptions, priority: request?.priority,
+            task: Task.detached {
             let arrived = try await withTaskCancellationHandler { try await arrival.value } onCancel: { arrival.cancel() }
             // Ask for the page after this one before decoding it: the head says where it ends.
             var next: Arrival.Pending?
             if let head = arrived.head, head.hasMore, !Task.isCancelled {
-                next = Arrival.Pending(maxRevision: head.maxRevision, scopes: scopes, task: pages.fetch(after: head.maxRevision))
+                next = Arrival.Pending(
+                    maxRevision: head.maxRevision, scopes: scopes, asked: pages.template, task: pages.fetch(after: head.maxRevision))
             }
             do {
                 let response = try Self.decode(arrived.answer, codec: pages.codec, probe: pages.probe)

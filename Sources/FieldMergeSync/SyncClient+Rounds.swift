@@ -53,14 +53,18 @@ extension SyncClient {
     private func round(
         _ pending: [PendingChange], summary: inout SyncSummary, refused: inout Set<String>, ahead: inout Prefetch?
     ) async throws -> RoundOutcome {
+        let asked = try subscriptionRequest()
         var request = SyncRequest(
             maxRevision: store.maxRevision, changeSets: pending.isEmpty ? [] : [Self.changeSet(pending, schema: store.schema)],
             clientID: clientID, requestID: nil, limit: batchSize, protocolVersion: WireProtocol.version,
-            schemaVersion: schemaVersion, schemaFingerprint: schemaFingerprint, scopes: try holdings())
+            schemaVersion: schemaVersion, schemaFingerprint: schemaFingerprint, scopes: try holdings(),
+            subscriptions: asked.subscriptions, priority: asked.priority)
         let exchange: Exchange
         // A page asked for ahead is the answer to this very request only if the store stands
-        // at the revision and the holdings it was asked with.
-        if pending.isEmpty, let page = ahead, page.maxRevision == store.maxRevision, page.scopes == request.scopes {
+        // at the revision and the holdings it was asked with, and asks for the same roots.
+        if pending.isEmpty, let page = ahead, page.maxRevision == store.maxRevision, page.scopes == request.scopes,
+            page.subscriptions == request.subscriptions, page.priority == request.priority
+        {
             ahead = nil
             exchange = try await page.task.value
         } else {
@@ -80,7 +84,8 @@ extension SyncClient {
                 exchange = try await sendInFlight(wire)
             }
         }
-        let conflicts = try absorb(exchange, pending: pending, summary: &summary, refused: &refused, ahead: &ahead)
+        let conflicts = try absorb(
+            exchange, pending: pending, asking: request, summary: &summary, refused: &refused, ahead: &ahead)
         return RoundOutcome(hasMore: exchange.response.hasMore, conflicts: conflicts, requestID: request.requestID)
     }
 
@@ -88,8 +93,8 @@ extension SyncClient {
     /// transaction that also forgets the request in flight.
     /// - Returns: How many change sets sent came back as conflicts.
     func absorb(
-        _ exchange: Exchange, pending: [PendingChange], summary: inout SyncSummary, refused: inout Set<String>,
-        ahead: inout Prefetch?
+        _ exchange: Exchange, pending: [PendingChange], asking request: SyncRequest? = nil, summary: inout SyncSummary,
+        refused: inout Set<String>, ahead: inout Prefetch?
     ) throws -> Int {
         let response = exchange.response
         summary.rounds += 1
@@ -104,7 +109,8 @@ extension SyncClient {
         }
         if pending.isEmpty && response.hasMore && prefetchesPages {
             // Asked with what the device holds once this page is applied.
-            ahead = prefetch(after: response.maxRevision, holding: response.scopes, follower: exchange.follower)
+            ahead = prefetch(
+                after: response.maxRevision, holding: response.scopes, asking: request, follower: exchange.follower)
         } else {
             exchange.follower?.task.cancel()
         }
@@ -124,6 +130,7 @@ extension SyncClient {
             }
         }
         committed()
+        if let request { try noteDenials(response, asked: request.subscriptions) }
         try applyHook?(.committed)
         refused.formUnion(applied.refused)
         summary.received += applied.received

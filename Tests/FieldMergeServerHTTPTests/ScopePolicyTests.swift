@@ -33,7 +33,9 @@ func scopeTestSchema() throws -> Schema {
                {"through": "memberships", "reference": "projectID", "where": {"userID": {"claim": "sub"}}},
                {"where": {"ownerID": {"claim": "sub"}, "archived": false}},
                {"roles": ["admin"]},
-               {"claim": "teams"}
+               {"claim": "teams"},
+               {"subscribe": {"where": {"archived": true}}},
+               {"subscribe": {"roles": ["auditor"]}}
              ]}}}
         """#
 
@@ -53,6 +55,8 @@ func scopeTestSchema() throws -> Schema {
                         .roots(where: [SyncScope.Condition("archived", .value(.bool(false))), SyncScope.Condition("ownerID", .claim("sub"))]),
                         .roles(["admin"]),
                         .claim("teams"),
+                        .subscribe(where: [SyncScope.Condition("archived", .value(.bool(true)))]),
+                        .subscribe(roles: ["auditor"]),
                     ])
             ], claims: ["teams"])
         #expect(policy.scopes == expected)
@@ -107,13 +111,19 @@ func scopeTestSchema() throws -> Schema {
         (#"{"claims": ["sub"], "scopes": {}}"#,
          "$.claims: 'sub' is not a custom claim (sub, tenant and roles are built in; exp, nbf, iat, iss, aud and jti are the token's own)"),
         (scope(grants: #"[{"roles": ["admin"], "claim": "teams"}]"#),
-         "$.scopes.p.grants[0]: a grant has exactly one of the shapes {through, reference, where}, {where}, {roles} and {claim}; this one has claim, roles"),
+         "$.scopes.p.grants[0]: a grant has exactly one of the shapes {through, reference, where}, {where}, {roles}, {claim} and {subscribe}; this one has claim, roles"),
         (scope(grants: #"[{"through": "memberships", "where": {"userID": {"claim": "sub"}}}]"#),
-         "$.scopes.p.grants[0]: a grant has exactly one of the shapes {through, reference, where}, {where}, {roles} and {claim}; this one has through, where"),
+         "$.scopes.p.grants[0]: a grant has exactly one of the shapes {through, reference, where}, {where}, {roles}, {claim} and {subscribe}; this one has through, where"),
         (scope(grants: #"[{}]"#),
-         "$.scopes.p.grants[0]: a grant has exactly one of the shapes {through, reference, where}, {where}, {roles} and {claim}; this one has none"),
+         "$.scopes.p.grants[0]: a grant has exactly one of the shapes {through, reference, where}, {where}, {roles}, {claim} and {subscribe}; this one has none"),
         (scope(grants: #"[{"roles": ["admin"], "who": 1}]"#),
-         "$.scopes.p.grants[0].who: unknown key; expected one of claim, reference, roles, through, where"),
+         "$.scopes.p.grants[0].who: unknown key; expected one of claim, reference, roles, subscribe, through, where"),
+        (scope(grants: #"[{"subscribe": {"where": {"archived": true}, "who": 1}}]"#),
+         "$.scopes.p.grants[0].subscribe.who: unknown key; expected one of roles, where"),
+        (scope(grants: #"[{"subscribe": true}]"#), "$.scopes.p.grants[0].subscribe: expected an object"),
+        (scope(grants: #"[{"subscribe": {"where": {"state": "open"}}}]"#),
+         "$.scopes.p.grants[0].subscribe.where.state: projects has no field 'state'"),
+        (scope(grants: #"[{"subscribe": {"roles": []}}]"#), "$.scopes.p.grants[0].subscribe.roles: expected role names"),
         (scope(grants: #"[{"where": {"ownerID": {"claim": "sub", "or": "x"}}}]"#),
          "$.scopes.p.grants[0].where.ownerID.or: unknown key; expected one of claim"),
         (scope(grants: #"[{"where": {"archived": null}}]"#),

@@ -18,6 +18,8 @@ public enum ScopeScenario: String, CaseIterable, Sendable, CustomTestStringConve
     case aProjectCreatedWithItsMembershipAndTasksIsHeldAtOnce
     case aDeviceThatSyncedBeforeScopesIsToldToDropWhatItMayNotHold
     case deletingAProjectCascadesOnlyWithinIt
+    case aSubscriptionBringsAnAllowedProjectNamesTheDeniedOnesAndLeavesWhenDropped
+    case anAuditorsBackfillComesInPagesOfWholeProjectsItsPriorityFirst
 
     public var testDescription: String { rawValue }
 
@@ -36,6 +38,8 @@ public enum ScopeScenario: String, CaseIterable, Sendable, CustomTestStringConve
         case .aProjectCreatedWithItsMembershipAndTasksIsHeldAtOnce: try await Self.createdTogether(server)
         case .aDeviceThatSyncedBeforeScopesIsToldToDropWhatItMayNotHold: try await Self.syncedBeforeScopes(server)
         case .deletingAProjectCascadesOnlyWithinIt: try await Self.deletingAProject(server, admin)
+        case .aSubscriptionBringsAnAllowedProjectNamesTheDeniedOnesAndLeavesWhenDropped: try await Self.subscribing(server)
+        case .anAuditorsBackfillComesInPagesOfWholeProjectsItsPriorityFirst: try await Self.backfillInPages(server)
         }
     }
 

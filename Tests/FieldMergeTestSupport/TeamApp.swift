@@ -15,7 +15,9 @@ public enum TeamApp {
         Entity("notes", fields: [Field("body", .text), Field("taskID", .reference(to: "tasks", onDelete: .cascade))]),
     ])
 
-    /// A user holds the projects it is a member of (or owns); admins hold every project.
+    /// A user holds the projects it is a member of (or owns); admins hold every project. A
+    /// device may also subscribe to the project named "P3" (an archive anyone may open),
+    /// and an auditor's to any project.
     public static let rules = ScopeRules([
         SyncScope(
             "project", root: "projects", members: ["memberships": "projectID", "tasks": "projectID", "notes": "taskID"],
@@ -23,6 +25,8 @@ public enum TeamApp {
                 .through(entity: "memberships", reference: "projectID", where: [SyncScope.Condition("userID", .claim("sub"))]),
                 .roots(where: [SyncScope.Condition("ownerID", .claim("sub"))]),
                 .roles(["admin"]),
+                .subscribe(where: [SyncScope.Condition("name", .value(.text("P3")))]),
+                .subscribe(roles: ["auditor"]),
             ])
     ])
 
@@ -38,6 +42,7 @@ public enum TeamApp {
     public static let admin = SyncIdentity(user: "root", roles: ["admin"])
     public static let ann = SyncIdentity(user: "ann")
     public static let bob = SyncIdentity(user: "bob")
+    public static let auditor = SyncIdentity(user: "eve", roles: ["auditor"])
 }
 
 /// A device as the server sees it: its cursor, its holdings, and what it was sent.
@@ -50,6 +55,9 @@ public struct ScopedDevice {
     /// Every record any response carried to it, by "entity#id".
     public var received: Set<String> = []
     public var responses: [SyncResponse] = []
+    /// The roots it subscribes to and wants first (sent with every request).
+    public var subscriptions: ScopeHoldings?
+    public var priority: ScopeHoldings?
 
     public init(_ identity: SyncIdentity) { self.identity = identity }
 
@@ -59,7 +67,9 @@ public struct ScopedDevice {
         var answers: [SyncResponse] = []
         var sending = changeSets
         repeat {
-            let request = SyncRequest(maxRevision: maxRevision, changeSets: sending, limit: limit, scopes: scopes)
+            let request = SyncRequest(
+                maxRevision: maxRevision, changeSets: sending, limit: limit, scopes: scopes, subscriptions: subscriptions,
+                priority: priority)
             sending = []
             let response = try await server.handle(request, identity: identity)
             apply(response)

@@ -24,18 +24,55 @@ extension RevisionServer {
             end = last < cut ? last : (first < cut ? cut - 1 : cut)
             hasMore = true
         }
+        let deferred = try await deferredGains(view, through: end, limit: limit)
+        if deferred.contains(where: { !$0.isEmpty }) { hasMore = true }
         var changed: [EntityChanges] = []
         for entity in entities {
             let changes: EntityChanges
             if let scope = plan.places[entity.position].scope {
-                changes = try await scopedChanges(entity, scope: scope, view: view, after: revision, end: end)
+                changes = try await scopedChanges(entity, scope: scope, view: view, after: revision, end: end, deferring: deferred[scope])
             } else {
                 changes = try await unscopedChanges(entity, after: revision, end: end)
             }
             if !changes.records.isEmpty || !changes.leave.isEmpty { changed.append(changes) }
         }
         if hasMore { try await includeParents(of: &changed, after: revision, end: end) }
-        return Page(changeSet: changed.isEmpty ? nil : ChangeSet(entities: changed, conflict: nil), end: end, hasMore: hasMore)
+        return Page(
+            changeSet: changed.isEmpty ? nil : ChangeSet(entities: changed, conflict: nil), end: end, hasMore: hasMore, deferred: deferred)
+    }
+
+    /// By scope, the roots the device gains that wait for a later page: none when the
+    /// records of every gained root (up to `end`) fit in `limit`; else whole roots are taken,
+    /// those of the request's ``SyncRequest/priority`` first and then by scope and id, until
+    /// the next would pass `limit` (one at least), and the rest wait. Gains of every root
+    /// (`"*"`) are never split.
+    func deferredGains(_ view: ScopeView, through end: Int64, limit: Int) async throws -> [Set<Int64>] {
+        guard let plan = scopePlan else { return [] }
+        var candidates: [(first: Bool, scope: Int, root: Int64, size: Int)] = []
+        for (number, scope) in plan.scopes.enumerated() {
+            guard case .only(let gained) = view.granted[number].subtracting(view.held[number]), !gained.isEmpty else { continue }
+            var sizes: [Int64: Int] = [:]
+            for position in scope.entities {
+                for (root, size) in try await scopedStorage.rootSizes(entities[position], roots: gained, through: end) {
+                    sizes[root, default: 0] += size
+                }
+            }
+            let first = view.priority.indices.contains(number) ? view.priority[number] : []
+            for root in gained { candidates.append((first.contains(root), number, root, sizes[root] ?? 0)) }
+        }
+        var deferred = [Set<Int64>](repeating: [], count: plan.scopes.count)
+        guard candidates.reduce(0, { $0 + $1.size }) > limit else { return deferred }
+        candidates.sort { ($0.first ? 0 : 1, $0.scope, $0.root) < ($1.first ? 0 : 1, $1.scope, $1.root) }
+        var taken = 0, full = false
+        for (index, candidate) in candidates.enumerated() {
+            if !full, index == 0 || taken + candidate.size <= limit {
+                taken += candidate.size
+            } else {
+                full = true
+                deferred[candidate.scope].insert(candidate.root)
+            }
+        }
+        return deferred
     }
 
     /// One unscoped entity's changes after `revision` up to `end`.
@@ -61,7 +98,7 @@ extension RevisionServer {
     /// - `leave` for the records of the roots it loses, and for records that moved out of a
     ///   root it held to one it may not hold.
     func scopedChanges(
-        _ entity: ServerEntity, scope: Int, view: ScopeView, after revision: Int64, end: Int64
+        _ entity: ServerEntity, scope: Int, view: ScopeView, after revision: Int64, end: Int64, deferring deferred: Set<Int64> = []
     ) async throws -> EntityChanges {
         let storage = scopedStorage
         let granted = view.granted[scope], held = view.held[scope]
@@ -71,7 +108,9 @@ extension RevisionServer {
         var (alive, deleted) = kept == .every
             ? try await storage.changes(entity, after: revision, through: end)
             : try await storage.changes(entity, roots: kept, after: revision, through: end)
-        let gained = try await storage.records(entity, roots: granted.subtracting(held), through: end)
+        var gaining = granted.subtracting(held)
+        if !deferred.isEmpty, case .only(let ids) = gaining { gaining = .only(ids.filter { !deferred.contains($0) }) }
+        let gained = try await storage.records(entity, roots: gaining, through: end)
         changes.records.reserveCapacity(alive.count + deleted.count + gained.count)
         alive.reverse()
         while let row = alive.popLast() {

@@ -9,7 +9,14 @@ extension RevisionServer {
     struct ScopeView {
         var granted: [RootSet]
         var held: [RootSet]
+        /// By scope, the roots the device wants backfilled first (``SyncRequest/priority``).
+        var priority: [Set<Int64>] = []
+        /// The subscribed roots no grant gives (``SyncResponse/deniedSubscriptions``).
+        var denied: ScopeHoldings? = nil
     }
+
+    /// The most roots a request may subscribe to, over all scopes.
+    static var maxSubscribedRoots: Int { 1_000 }
 
     /// The storage as a scoped one (the server checks this when it starts).
     var scopedStorage: any ScopedServerStorage { storage as! any ScopedServerStorage }
@@ -51,8 +58,9 @@ extension RevisionServer {
         rootsReady = true
     }
 
-    /// The roots `identity` holds now, by scope (inside the request's transaction).
-    func grantedRoots(_ identity: SyncIdentity?) async throws -> [RootSet] {
+    /// The roots `identity` holds now, by scope (inside the request's transaction), with the
+    /// roots its device subscribes to that a `subscribe` grant allows.
+    func grantedRoots(_ identity: SyncIdentity?, subscriptions: ScopeHoldings? = nil) async throws -> [RootSet] {
         guard let plan = scopePlan else { return [] }
         var result: [RootSet] = []
         for scope in plan.scopes {
@@ -70,6 +78,13 @@ extension RevisionServer {
                     if let matches { roots.formUnion(try await scopedStorage.select(reference, of: entities[entity], where: matches)) }
                 case .claim(let name):
                     roots.formUnion((identity?.values(ofClaim: name) ?? []).compactMap { Int64($0) })
+                case .subscribe(let roles, let conditions):
+                    guard case .some(let asked)? = subscriptions?[scope.name], !asked.isEmpty else { continue }
+                    if let roles, roles.isDisjoint(with: identity?.roles ?? []) { continue }
+                    guard let matches = Self.bindings(conditions, identity) else { continue }
+                    // Only roots that exist and meet the conditions: never a root by its id alone.
+                    roots.formUnion(try await scopedStorage.select(
+                        nil, of: entities[scope.root], where: [(nil, asked.map(Value.integer))] + matches))
                 }
             }
             result.append(all ? .all : .ids(roots))
@@ -120,7 +135,7 @@ extension RevisionServer {
     /// request may have granted it: a project and its membership created together).
     func holds(_ root: Int64?, scope: Int, identity: SyncIdentity?) async throws -> Bool {
         if requestGrants.indices.contains(scope), requestGrants[scope].contains(root) { return true }
-        requestGrants = try await grantedRoots(identity)
+        requestGrants = try await grantedRoots(identity, subscriptions: requestSubscriptions)
         return requestGrants[scope].contains(root)
     }
 
@@ -181,9 +196,51 @@ extension RevisionServer {
     /// What the request's device holds and may hold; nil without scopes. Also what write
     /// checks start from (``requestGrants``).
     func scopeView(_ request: SyncRequest, identity: SyncIdentity?) async throws -> ScopeView? {
-        guard scopePlan != nil else { return nil }
-        let granted = try await grantedRoots(identity)
+        guard let plan = scopePlan else { return nil }
+        try Self.checkSubscriptions(request, plan: plan)
+        let granted = try await grantedRoots(identity, subscriptions: request.subscriptions)
         requestGrants = granted
-        return ScopeView(granted: granted, held: heldRoots(request))
+        requestSubscriptions = request.subscriptions
+        var view = ScopeView(granted: granted, held: heldRoots(request))
+        view.priority = plan.scopes.map { scope in
+            guard case .some(let ids)? = request.priority?[scope.name] else { return [] }
+            return Set(ids)
+        }
+        var denied = ScopeHoldings()
+        for (scope, set) in zip(plan.scopes, granted) {
+            guard case .some(let asked)? = request.subscriptions?[scope.name] else { continue }
+            let refused = asked.filter { !set.contains($0) }
+            if !refused.isEmpty { denied[scope.name] = .some(refused) }
+        }
+        view.denied = denied.isEmpty ? nil : denied
+        return view
+    }
+
+    /// What the device holds once it has applied `page`: what its user is granted, but the
+    /// gained roots the page left for later.
+    static func held(after page: Page, view: ScopeView) -> [RootSet] {
+        guard !page.deferred.isEmpty else { return view.granted }
+        return zip(view.granted, page.deferred).map { granted, deferred in
+            guard !deferred.isEmpty, case .some(let ids) = granted else { return granted }
+            return .some(ids.filter { !deferred.contains($0) })
+        }
+    }
+
+    /// Subscriptions and priorities name scopes the server has, and at most
+    /// ``maxSubscribedRoots`` roots in all.
+    private static func checkSubscriptions(_ request: SyncRequest, plan: ScopePlan) throws(ServerError) {
+        for (key, holdings) in [("subscriptions", request.subscriptions), ("priority", request.priority)] {
+            guard let holdings else { continue }
+            var count = 0
+            for (name, set) in holdings.scopes {
+                guard plan.scopes.contains(where: { $0.name == name }) else {
+                    throw ServerError(.badRequest, "\(key) names scope '\(name)', which this server does not have")
+                }
+                if case .some(let ids) = set { count += ids.count }
+            }
+            guard count <= maxSubscribedRoots else {
+                throw ServerError(.badRequest, "\(key) names \(count) roots; at most \(maxSubscribedRoots)")
+            }
+        }
     }
 }

@@ -43,6 +43,7 @@ struct ScopePlan: Sendable {
         case roots([Condition])
         case through(entity: Int, reference: Int, [Condition])
         case claim(String)
+        case subscribe(roles: Set<String>?, [Condition])
     }
 
     struct Scope: Sendable {
@@ -146,6 +147,13 @@ struct ScopePlan: Sendable {
                         throw ScopeRuleError(path: "\(path).claim", message: "unknown claim '\(name)'; declare custom claims in 'claims'")
                     }
                     grants.append(.claim(name))
+                case .subscribe(let roles, let conditions):
+                    if let roles, roles.isEmpty || roles.contains("") {
+                        throw ScopeRuleError(path: "\(path).subscribe.roles", message: "expected role names")
+                    }
+                    grants.append(.subscribe(
+                        roles: roles,
+                        try Self.conditions(conditions, of: schema.entities[root], claims: claims, path: "\(path).subscribe.where")))
                 }
             }
             var entities = [root]

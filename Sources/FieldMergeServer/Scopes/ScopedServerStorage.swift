@@ -30,6 +30,10 @@ public protocol ScopedServerStorage: ServerStorage {
     ) async throws -> (alive: [ServerRow], deleted: [Deletion])
     /// The alive records of `entity` whose root `roots` selects, at revisions up to `through`.
     nonisolated(nonsending) func records(_ entity: ServerEntity, roots: RootFilter, through: Int64) async throws -> [ServerRow]
+    /// How many alive records of `entity` each of `roots` has at revisions up to `through`
+    /// (roots without any are left out): what a page of backfill counts to know which
+    /// gained roots fit (Specs/scopes.md §6).
+    nonisolated(nonsending) func rootSizes(_ entity: ServerEntity, roots: [Int64], through: Int64) async throws -> [Int64: Int]
     /// The ids of the alive records of `entity` whose root `roots` selects.
     nonisolated(nonsending) func ids(_ entity: ServerEntity, roots: RootFilter) async throws -> [Int64]
 
