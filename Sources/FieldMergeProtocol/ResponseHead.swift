@@ -5,6 +5,8 @@
 /// The protocol does not require that order: a body that starts otherwise has no head, and
 /// the client waits for the full decode. A head is a hint, never the truth: the decoded
 /// response is, and a page asked for on a head that disagrees with it is dropped unread.
+/// Its `maxRevision` is always the body's, and it says `hasMore` only when the body does;
+/// a body that writes `"hasMore": true` later than second has a head without it.
 package struct ResponseHead: Sendable, Equatable {
     /// The response's `maxRevision`.
     package var maxRevision: Int64

@@ -101,9 +101,16 @@ extension SyncResponder {
             return .failure(LiveRefusal(response: errorResponse(HTTPResponse.Status(code: error.status), error.body)))
         }
         let fingerprint = request.uri.queryParameters["schema"].map(String.init)
+        let subscriptions: ScopeHoldings?
+        switch Self.subscriptions(request) {
+        case .success(let roots): subscriptions = roots
+        case .failure(let message):
+            if let lease = destination.lease { await lease.release() }
+            return .failure(LiveRefusal(response: errorResponse(.badRequest, WireErrorBody(error: "badRequest", message: message.text))))
+        }
         do {
             let events = try destination.server.live.subscribe(
-                identity: identity, takesPages: fingerprint == destination.codec.schemaFingerprint)
+                identity: identity, takesPages: fingerprint == destination.codec.schemaFingerprint, subscriptions: subscriptions)
             return .success(Subscription(events: events, destination: destination))
         } catch {
             if let lease = destination.lease { await lease.release() }
@@ -172,5 +179,27 @@ extension SyncResponder {
             defer { group.cancelAll() }
             return await group.next() ?? nil
         }
+    }
+}
+
+extension SyncResponder {
+    struct QueryProblem: Error { var text: String }
+
+    /// `subscriptions=` of a live request: the roots the device subscribes to, in the text of
+    /// its store's holdings (`project=3,42;archive=7`, Specs/live.md); nil without it.
+    static func subscriptions(_ request: Request) -> Result<ScopeHoldings?, QueryProblem> {
+        guard let text = request.uri.queryParameters["subscriptions"].map(String.init), !text.isEmpty else { return .success(nil) }
+        guard let roots = ScopeHoldings(storedText: text) else {
+            return .failure(QueryProblem(text: "'subscriptions' must list root ids by scope, as in project=3,42;archive=7"))
+        }
+        var count = 0
+        for set in roots.scopes.values {
+            guard case .some(let ids) = set else {
+                return .failure(QueryProblem(text: "'subscriptions' names root ids, never every root (*)"))
+            }
+            count += ids.count
+        }
+        guard count <= 1_000 else { return .failure(QueryProblem(text: "'subscriptions' names \(count) roots; at most 1000")) }
+        return .success(roots)
     }
 }

@@ -20,6 +20,10 @@ private struct EndpointLiveChannel: LiveChannel {
     let identity: SyncIdentity?
 
     func events(since revision: Int64, schema: String?) -> AsyncThrowingStream<LiveEvent, any Error> {
+        events(since: revision, schema: schema, subscriptions: nil)
+    }
+
+    func events(since revision: Int64, schema: String?, subscriptions: ScopeHoldings?) -> AsyncThrowingStream<LiveEvent, any Error> {
         let (endpoint, identity) = (endpoint, identity)
         return AsyncThrowingStream { continuation in
             let forward = Task {
@@ -29,7 +33,9 @@ private struct EndpointLiveChannel: LiveChannel {
                 }
                 do {
                     let channel = InProcessTransport(server: server, identity: identity)
-                    for try await event in channel.events(since: revision, schema: schema) { continuation.yield(event) }
+                    for try await event in channel.events(since: revision, schema: schema, subscriptions: subscriptions) {
+                        continuation.yield(event)
+                    }
                     continuation.finish()
                 } catch {
                     continuation.finish(throwing: error)
@@ -63,6 +69,10 @@ final class FaultyLiveChannel: LiveChannel, Sendable {
     }
 
     func events(since revision: Int64, schema: String?) -> AsyncThrowingStream<LiveEvent, any Error> {
+        events(since: revision, schema: schema, subscriptions: nil)
+    }
+
+    func events(since revision: Int64, schema: String?, subscriptions: ScopeHoldings?) -> AsyncThrowingStream<LiveEvent, any Error> {
         AsyncThrowingStream { continuation in
             let forward = Task { [self] in
                 if strikes() {
@@ -70,7 +80,7 @@ final class FaultyLiveChannel: LiveChannel, Sendable {
                     return
                 }
                 do {
-                    for try await event in inner.events(since: revision, schema: schema) {
+                    for try await event in inner.events(since: revision, schema: schema, subscriptions: subscriptions) {
                         if strikes() {
                             continuation.finish(throwing: TransportError("simulated: the live connection dropped"))
                             return

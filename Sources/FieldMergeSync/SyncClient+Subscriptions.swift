@@ -42,7 +42,7 @@ extension SyncClient {
     /// - Throws: ``StoreError`` when the store cannot record it.
     public func subscribe(_ scope: String, id: Int64, first: Bool = false, ttl: Duration = defaultSubscriptionTTL) throws(StoreError) {
         try store.saveSubscription(StoreSubscription(scope: scope, root: id, first: first, ttl: Self.milliseconds(ttl)))
-        live?.localWrite()
+        live?.resubscribe()
     }
 
     /// Drops the subscription to root `id` of `scope`: its records stay for its time to live,
@@ -54,7 +54,7 @@ extension SyncClient {
         else { return }
         subscription.dropped = Int64(clamping: store.wall.milliseconds())
         try store.saveSubscription(subscription)
-        if subscription.ttl == 0 { live?.localWrite() }
+        if subscription.ttl == 0 { live?.resubscribe() }
     }
 
     /// The device's subscriptions, dropped ones included until their time to live passes,

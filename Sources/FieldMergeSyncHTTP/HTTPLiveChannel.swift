@@ -98,6 +98,13 @@ public struct HTTPLiveChannel: LiveChannel {
     /// Opens the channel for a device whose cursor is `revision` (see the type's overview
     /// for how the stream ends).
     public func events(since revision: Int64, schema: String?) -> AsyncThrowingStream<LiveEvent, any Error> {
+        events(since: revision, schema: schema, subscriptions: nil)
+    }
+
+    /// Opens the channel for a device that also subscribes to `subscriptions` (sent as
+    /// `subscriptions=project=3,42;…`, Specs/live.md).
+    public func events(since revision: Int64, schema: String?, subscriptions: ScopeHoldings?) -> AsyncThrowingStream<LiveEvent, any Error> {
+        let schema = Parameters(schema: schema, subscriptions: subscriptions.flatMap { $0.isEmpty ? nil : $0.storedText })
         let (stream, continuation) = AsyncThrowingStream.makeStream(
             of: LiveEvent.self, bufferingPolicy: .bufferingNewest(max(1, configuration.bufferedEvents)))
         let task = Task { [self] in
@@ -117,7 +124,7 @@ public struct HTTPLiveChannel: LiveChannel {
 
     /// One event stream, until the server ends it.
     private func streamEvents(
-        since revision: Int64, schema: String?, to continuation: AsyncThrowingStream<LiveEvent, any Error>.Continuation
+        since revision: Int64, schema: Parameters, to continuation: AsyncThrowingStream<LiveEvent, any Error>.Continuation
     ) async throws {
         let url = endpoint("events", ["since": String(revision)], schema: schema)
         let answer = try await exchange(url, silence: configuration.silenceTimeout) { continuation.yield($0) }
@@ -128,7 +135,7 @@ public struct HTTPLiveChannel: LiveChannel {
 
     /// Polls until the stream fails or is cancelled.
     private func poll(
-        since revision: Int64, wait: Int, schema: String?, to continuation: AsyncThrowingStream<LiveEvent, any Error>.Continuation
+        since revision: Int64, wait: Int, schema: Parameters, to continuation: AsyncThrowingStream<LiveEvent, any Error>.Continuation
     ) async throws {
         var since = revision
         while true {
@@ -147,12 +154,25 @@ public struct HTTPLiveChannel: LiveChannel {
         }
     }
 
+    /// What a live request names besides its revision: the schema's fingerprint and the
+    /// roots subscribed to (as text), each when given.
+    struct Parameters {
+        var schema: String?
+        var subscriptions: String? = nil
+    }
+
     /// `<syncURL>/<name>` with `query` (and `schema=`, when given) added to what the URL had.
     func endpoint(_ name: String, _ query: KeyValuePairs<String, String>, schema: String? = nil) -> URL {
+        endpoint(name, query, schema: Parameters(schema: schema))
+    }
+
+    /// `<syncURL>/<name>` with `query`, `schema=` and `subscriptions=` (when given) added.
+    func endpoint(_ name: String, _ query: KeyValuePairs<String, String>, schema parameters: Parameters) -> URL {
         let url = syncURL.appendingPathComponent(name)
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else { return url }
         components.queryItems = (components.queryItems ?? []) + query.map { URLQueryItem(name: $0.key, value: $0.value) }
-            + (schema.map { [URLQueryItem(name: "schema", value: $0)] } ?? [])
+            + (parameters.schema.map { [URLQueryItem(name: "schema", value: $0)] } ?? [])
+            + (parameters.subscriptions.map { [URLQueryItem(name: "subscriptions", value: $0)] } ?? [])
         return components.url ?? url
     }
 }

@@ -15,6 +15,17 @@ import Testing
         }
     }
 
+    /// Found by the response fuzz target: `hasMore` written after another member is missed by
+    /// the head (which then only costs the client its prefetch), never invented.
+    @Test func aHasMoreWrittenLaterIsMissedByTheHeadNeverInvented() throws {
+        let codec = WireCodec(schema: try syncSchema())
+        let body = Array(#"{"maxRevision":9,"other":9,"hasMore":true,"deniedSubscriptions":{"project":[3]},"changeSets":[]}"#.utf8)
+        let head = try #require(ResponseHead(body: body))
+        let response = try codec.decodeResponse(body)
+        #expect(head == ResponseHead(maxRevision: 9, hasMore: false))
+        #expect(response.maxRevision == 9 && response.hasMore)
+    }
+
     @Test func aHeadIsReadFromTheStartOfALargeGzipBody() throws {
         let tail = String(repeating: #"{"title":"Buy milk","isCompleted":false},"#, count: 60_000)
         let json = Array(#"{"maxRevision":1234,"hasMore":true,"changeSets":[\#(tail)]}"#.utf8)

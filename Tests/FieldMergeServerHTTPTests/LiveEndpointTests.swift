@@ -119,6 +119,22 @@ import Testing
         }
     }
 
+    @Test(arguments: ["nonsense", "project=*", "project=3,2", "=4"])
+    func liveRequestsRefuseSubscriptionsTheyCannotRead(_ text: String) async throws {
+        try await withHTTPServer(try RevisionServer(.memory, schema: try httpTestSchema())) { running in
+            let query = text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? text
+            for path in ["/sync/poll?since=0&wait=0&subscriptions=\(query)", "/sync/events?subscriptions=\(query)"] {
+                let bad = try await RawHTTP.exchange(port: running.port, raw: Array("GET \(path) HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n".utf8))
+                #expect(bad.status == 400, "\(path)")
+                #expect(String(decoding: bad.body, as: UTF8.self).contains("subscriptions"), "\(path)")
+            }
+            // A list it can read is taken (a server without scopes then ignores it).
+            let fine = try await RawHTTP.exchange(
+                port: running.port, raw: Array("GET /sync/poll?since=0&wait=0&subscriptions=project%3D2%2C3 HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n".utf8))
+            #expect(fine.status == 204)
+        }
+    }
+
     @Test func aClientThatStopsReadingIsDropped() async throws {
         var configuration = SyncHTTPServer.Configuration(port: 0)
         configuration.writeTimeout = .milliseconds(500)

@@ -14,9 +14,19 @@ public protocol LiveChannel: Sendable {
     /// the task that iterates it closes the connection. Events may be dropped when the
     /// consumer lags (each names its revision: a device that missed one syncs).
     func events(since revision: Int64, schema: String?) -> AsyncThrowingStream<LiveEvent, any Error>
+
+    /// ``events(since:schema:)`` for a device that also subscribes to `subscriptions`
+    /// (``SyncRequest/subscriptions``, Specs/scopes.md §6): the server also tells it of
+    /// changes under the subscribed roots its grants allow. A channel that cannot carry them
+    /// ignores them (the default), and the device hears only of its user's grants.
+    func events(since revision: Int64, schema: String?, subscriptions: ScopeHoldings?) -> AsyncThrowingStream<LiveEvent, any Error>
 }
 
 extension LiveChannel {
+    public func events(since revision: Int64, schema: String?, subscriptions: ScopeHoldings?) -> AsyncThrowingStream<LiveEvent, any Error> {
+        events(since: revision, schema: schema)
+    }
+
     /// ``events(since:schema:)`` naming no schema: pokes only, never pages.
     public func events(since revision: Int64) -> AsyncThrowingStream<LiveEvent, any Error> {
         events(since: revision, schema: nil)

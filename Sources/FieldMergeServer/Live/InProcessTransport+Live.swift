@@ -5,13 +5,18 @@ extension InProcessTransport: LiveChannel {
     /// as the HTTP channel would bring them. A subscription the hub refuses fails the stream
     /// with a ``TransportError`` (try again later); the stream finishes when the server closes.
     public func events(since revision: Int64, schema: String?) -> AsyncThrowingStream<LiveEvent, any Error> {
+        events(since: revision, schema: schema, subscriptions: nil)
+    }
+
+    /// The events for a device that also subscribes to `subscriptions`.
+    public func events(since revision: Int64, schema: String?, subscriptions: ScopeHoldings?) -> AsyncThrowingStream<LiveEvent, any Error> {
         let hub = server.live
         let takesPages = schema == server.codec.schemaFingerprint
         let identity = identity
         return AsyncThrowingStream(bufferingPolicy: .bufferingNewest(max(1, hub.options.buffer))) { continuation in
             let events: AsyncStream<LiveEvent>
             do {
-                events = try hub.subscribe(identity: identity, takesPages: takesPages)
+                events = try hub.subscribe(identity: identity, takesPages: takesPages, subscriptions: subscriptions)
             } catch {
                 continuation.finish(throwing: TransportError("the server in this process refused a live subscription: \(error)"))
                 return

@@ -126,7 +126,7 @@ extension LiveHub {
         var queries: [LiveQuery] = []
         var index: [LiveQuery: Int] = [:]
         for subscriber in lagging.values {
-            let query = LiveQuery(identity: subscriber.identity, after: subscriber.seen)
+            let query = LiveQuery(identity: subscriber.identity, subscriptions: subscriber.subscriptions, after: subscriber.seen)
             if index[query] == nil {
                 index[query] = queries.count
                 queries.append(query)
@@ -135,7 +135,7 @@ extension LiveHub {
         let (latest, answers) = try await server.liveNews(queries)
         var updates: [Int: Update] = [:]
         for (id, subscriber) in lagging {
-            let answer = answers[index[LiveQuery(identity: subscriber.identity, after: subscriber.seen)]!]
+            let answer = answers[index[LiveQuery(identity: subscriber.identity, subscriptions: subscriber.subscriptions, after: subscriber.seen)]!]
             // A new subscriber's grants are learnt now: news only if anything committed since
             // it subscribed (its device synced up to then at most; one sync too many at worst).
             let regranted = subscriber.grants == nil ? latest > subscriber.seen : subscriber.grants != answer.grants
@@ -152,5 +152,7 @@ extension LiveHub {
 /// One question of a scoped step: did anything `identity`'s devices keep change after `after`?
 struct LiveQuery: Hashable {
     var identity: SyncIdentity?
+    /// The roots the device subscribes to.
+    var subscriptions: ScopeHoldings?
     var after: Int64
 }

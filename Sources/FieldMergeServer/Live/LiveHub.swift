@@ -47,6 +47,8 @@ public final class LiveHub: Sendable {
         var takesPages: Bool
         /// The roots its identity was granted when the hub last looked (servers with scopes).
         var grants: [RootSet]?
+        /// The roots its device subscribes to (servers with scopes, Specs/scopes.md §6).
+        var subscriptions: ScopeHoldings? = nil
     }
 
     struct State {
@@ -96,7 +98,11 @@ public final class LiveHub: Sendable {
     ///     an older schema version): it gets pokes only.
     /// - Throws: ``ServerError/Code/unavailable`` past ``Options/maxSubscribers``, and once the
     ///   server is closing (``finishAll()``): a subscriber then would never hear anything.
-    public func subscribe(identity: SyncIdentity?, takesPages: Bool = true) throws(ServerError) -> AsyncStream<LiveEvent> {
+    ///   - subscriptions: The roots the device subscribes to (``SyncRequest/subscriptions``):
+    ///     with scopes, it is also told of changes under those its grants allow.
+    public func subscribe(
+        identity: SyncIdentity?, takesPages: Bool = true, subscriptions: ScopeHoldings? = nil
+    ) throws(ServerError) -> AsyncStream<LiveEvent> {
         let (stream, continuation) = AsyncStream.makeStream(of: LiveEvent.self, bufferingPolicy: .bufferingNewest(max(1, options.buffer)))
         let id = ids.add(1, ordering: .relaxed).newValue
         continuation.onTermination = { [weak self] _ in self?.remove(id) }
@@ -108,7 +114,8 @@ public final class LiveHub: Sendable {
                 throw ServerError(.unavailable, "the server has \(maxSubscribers) live subscribers, its limit; try again later")
             }
             state.subscribers[id] = Subscriber(
-                identity: identity, continuation: continuation, cursor: state.published, seen: state.published, takesPages: takesPages)
+                identity: identity, continuation: continuation, cursor: state.published, seen: state.published, takesPages: takesPages,
+                subscriptions: subscriptions)
             continuation.yield(.ready(revision: state.published))
         }
         // With scopes, the hub learns the subscriber's grants at once (what it compares later).

@@ -35,7 +35,7 @@ extension RevisionServer {
             let latest = try await storage.state().maxRevision
             var answers: [(news: Bool, grants: [RootSet])] = []
             for query in queries {
-                let granted = try await grantedRoots(query.identity)
+                let granted = try await grantedRoots(query.identity, subscriptions: query.subscriptions)
                 guard query.after < latest else {
                     answers.append((false, granted))
                     continue

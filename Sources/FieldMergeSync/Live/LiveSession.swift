@@ -12,6 +12,14 @@ final class LiveSession: Sendable {
     private let debouncing = Mutex(false)
     private let options: LiveOptions
     private let tasks = Mutex<[Task<Void, Never>]>([])
+    /// The channel open now, and how often the device's subscriptions changed: a channel
+    /// opened before the last change is closed and opened again (``resubscribe()``).
+    private let channel = Channel()
+
+    final class Channel: Sendable {
+        let changes = Atomic(0)
+        let current = Mutex<Task<(received: Bool, failure: String?), Never>?>(nil)
+    }
 
     init(client: SyncClient, channel: any LiveChannel, options: LiveOptions) {
         self.options = options
@@ -44,8 +52,9 @@ final class LiveSession: Sendable {
                 }
             }
         }
+        let open = self.channel
         let reader = Task { [wakes] in
-            await Self.read(channel, client: client, options: options, report: report, wake: { wakes.yield() })
+            await Self.read(channel, client: client, options: options, report: report, open: open, wake: { wakes.yield() })
         }
         tasks.withLock { $0 = [reader, syncer] }
     }
@@ -65,6 +74,14 @@ final class LiveSession: Sendable {
         }
     }
 
+    /// The device's subscriptions changed: the channel is opened again with them, at once,
+    /// and a sync asks for them.
+    func resubscribe() {
+        channel.changes.add(1, ordering: .sequentiallyConsistent)
+        channel.current.withLock { $0 }?.cancel()
+        localWrite()
+    }
+
     func stop() {
         wakes.finish()
         for task in tasks.withLock({ $0 }) { task.cancel() }
@@ -80,29 +97,43 @@ final class LiveSession: Sendable {
     /// opened again at once when the server ended it and after a backoff when it failed.
     private static func read(
         _ primary: any LiveChannel, client: SyncClient, options: LiveOptions,
-        report: AsyncStream<LiveOutcome>.Continuation, wake: @Sendable () -> Void
+        report: AsyncStream<LiveOutcome>.Continuation, open: Channel, wake: @escaping @Sendable () -> Void
     ) async {
         var failures = 0
         var usesFallback = false
         while !Task.isCancelled {
             let channel = usesFallback ? options.fallback ?? primary : primary
-            var received = false
-            var failure: String?
-            do {
-                for try await event in channel.events(since: await client.liveCursor, schema: client.schemaFingerprintForLive) {
-                    received = true
-                    failures = 0
-                    if case .ready(let revision) = event { report.yield(.connected(revision: revision)) }
-                    switch await client.handle(event) {
-                    case .nothing: break
-                    case .sync: wake()
-                    case .applied(let summary): report.yield(.applied(summary, revision: await client.liveCursor))
+            let generation = open.changes.load(ordering: .sequentiallyConsistent)
+            let iteration = Task { () -> (received: Bool, failure: String?) in
+                var received = false
+                do {
+                    let events = channel.events(
+                        since: await client.liveCursor, schema: client.schemaFingerprintForLive,
+                        subscriptions: await client.liveSubscriptions)
+                    for try await event in events {
+                        received = true
+                        if case .ready(let revision) = event { report.yield(.connected(revision: revision)) }
+                        switch await client.handle(event) {
+                        case .nothing: break
+                        case .sync: wake()
+                        case .applied(let summary): report.yield(.applied(summary, revision: await client.liveCursor))
+                        }
                     }
+                } catch {
+                    return (received, "\(error)")
                 }
-            } catch {
-                failure = "\(error)"
+                return (received, nil)
             }
+            open.current.withLock { $0 = iteration }
+            // Subscriptions that changed while it opened: open it again with them.
+            if open.changes.load(ordering: .sequentiallyConsistent) != generation { iteration.cancel() }
+            let (received, failure) = await withTaskCancellationHandler { await iteration.value } onCancel: { iteration.cancel() }
+            if received { failures = 0 }
             if Task.isCancelled { break }
+            if open.changes.load(ordering: .sequentiallyConsistent) != generation {
+                report.yield(.disconnected(error: nil, retryIn: .zero))
+                continue
+            }
             // A channel that ends without a single event counts as failing (no hot loop).
             guard failure != nil || !received else {
                 report.yield(.disconnected(error: nil, retryIn: .zero))

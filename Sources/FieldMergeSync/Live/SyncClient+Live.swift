@@ -82,6 +82,10 @@ extension SyncClient {
     /// The store's revision (where a channel opens).
     var liveCursor: Int64 { store.maxRevision }
 
+    /// The roots the device subscribes to (where a channel opens); nil when none, or when
+    /// the store cannot say (the channel then hears of the user's grants only).
+    var liveSubscriptions: ScopeHoldings? { (try? subscriptionRequest())?.subscriptions }
+
     /// The fingerprint of the store's schema, which the channel names to the server.
     nonisolated var schemaFingerprintForLive: String { codec.schemaFingerprint }
 }
