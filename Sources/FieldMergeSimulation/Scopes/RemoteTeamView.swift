@@ -24,8 +24,8 @@ public struct ScopedRemote: Sendable {
 }
 
 /// The oracle's view of a remote server: every record, kept up to date by catch-ups of a
-/// user with the role `admin` (its own replica, holding every project), each asking from the
-/// revision the last one ended at. Nothing goes through the faults.
+/// user with the role `admin` (holding every project), each asking from the revision the last
+/// one ended at, like a replica that never writes. Nothing goes through the faults.
 actor RemoteTeamView {
     private let transport: any SyncTransport
     private let codec = WireCodec(schema: TeamSchema.schema)
@@ -34,15 +34,16 @@ actor RemoteTeamView {
 
     init(_ transport: any SyncTransport) { self.transport = transport }
 
-    /// The server's records now (pages of 10,000).
+    /// The server's records now.
     func read() async throws -> TeamState {
-        repeat {
-            let request = SyncRequest(maxRevision: state.maxRevision, changeSets: [], limit: 10_000, scopes: holdings)
+        let (transport, codec) = (self.transport, self.codec)
+        // The watch reads one at a time: nothing changes these meanwhile.
+        var (state, holdings) = (self.state, self.holdings)
+        try await state.catchUp(holdings: &holdings) { request in
             let answer = try await transport.send(Gzip.compress(codec.encode(request)), gzip: true)
-            let response = try codec.decodeResponse(Gzip.decompressIfGzip(answer, limit: WireLimits().maxDecompressedBytes))
-            state.apply(response)
-            holdings = response.scopes
-            if !response.hasMore { return state }
-        } while true
+            return try codec.decodeResponse(Gzip.decompressIfGzip(answer, limit: WireLimits().maxDecompressedBytes))
+        }
+        (self.state, self.holdings) = (state, holdings)
+        return state
     }
 }

@@ -22,17 +22,23 @@ extension ServerEndpoint {
 
 extension TeamState {
     /// Every alive record of `server`, by a catch-up from revision 0 as an admin holding
-    /// every project (pages of 10,000).
+    /// every project.
     static func adminView(of server: RevisionServer) async throws -> TeamState {
         var state = TeamState.empty
         let oracle = SyncIdentity(user: "oracle", roles: [TeamSchema.adminRole])
         var holdings: ScopeHoldings?
+        try await state.catchUp(holdings: &holdings) { try await server.handle($0, identity: oracle) }
+        return state
+    }
+
+    /// Asks `ask` for what changed since this state's revision, as an admin holding every
+    /// project (pages of 10,000, `holdings` as the last answer gave them), and takes it in.
+    mutating func catchUp(holdings: inout ScopeHoldings?, _ ask: (SyncRequest) async throws -> SyncResponse) async throws {
         repeat {
-            let request = SyncRequest(maxRevision: state.maxRevision, changeSets: [], limit: 10_000, scopes: holdings)
-            let response = try await server.handle(request, identity: oracle)
-            state.apply(response)
+            let response = try await ask(SyncRequest(maxRevision: maxRevision, changeSets: [], limit: 10_000, scopes: holdings))
+            apply(response)
             holdings = response.scopes
-            if !response.hasMore { return state }
+            if !response.hasMore { return }
         } while true
     }
 
