@@ -52,10 +52,20 @@ struct SimulateCommand: AsyncParsableCommand {
     @Flag(inversion: .prefixedNo, help: "With --scopes: users' devices move tasks between their projects.") var usersMove = true
     @Flag(inversion: .prefixedNo, help: "With --scopes: half the writes sent outside the scope on purpose name an older revision.")
     var staleProbes = true
+    @Option(help: ArgumentHelp(
+        "With --scopes --server: sign each device's bearer token (HS256) with the secret in this file, as the servers' --jwt-secret-file.",
+        valueName: "file"))
+    var jwtSecretFile: String?
+    @Option(help: ArgumentHelp(
+        "With --scopes: write the files `fieldmerge serve` needs to serve a scoped run (schema.json, policy.json, a new jwt-secret) into this folder, print the serve options, and exit.",
+        valueName: "folder"))
+    var serverFiles: String?
 
     func run() async throws {
         if scopes { return try await runScoped() }
-        if users != nil { throw ValidationError("--users needs --scopes") }
+        if users != nil || jwtSecretFile != nil || serverFiles != nil {
+            throw ValidationError("--users, --jwt-secret-file and --server-files need --scopes")
+        }
         var options = SimulationOptions()
         (options.devices, options.records, options.rounds, options.seed) = (devices ?? 50, records ?? 100_000, rounds, seed)
         options.editsPerDevice = edits
@@ -78,27 +88,6 @@ struct SimulateCommand: AsyncParsableCommand {
         let channels: [any LiveChannel] = live ? urls.map { HTTPLiveChannel(syncURL: $0) } : []
         let simulation = try Simulation(options: options, remote: remote, remoteLive: channels, progress: ProgressLine.make())
         let report = try await simulation.run()
-        ProgressLine.finish()
-        print(report.rendered())
-        if !report.passed { throw ExitCode(1) }
-    }
-}
-
-extension SimulateCommand {
-    /// `--scopes`: the team app on an in-process server with scopes (ScopedSimulation).
-    func runScoped() async throws {
-        guard server.isEmpty, !upgrade, !live else {
-            throw ValidationError("--scopes runs its own server in this process (no --server, no --upgrade) and has no live mode")
-        }
-        var options = ScopedSimulationOptions()
-        (options.devices, options.tasks, options.rounds, options.seed) = (devices ?? 12, records ?? 200, rounds, seed)
-        (options.users, options.projects, options.editsPerDevice, options.keepFolder) = (users, projects, edits, keep)
-        (options.usersMove, options.staleProbes) = (usersMove, staleProbes)
-        if rateSpec != nil && !faults { throw ValidationError("a rate spec needs --faults") }
-        if faults { options.faults = try FaultRates(spec: rateSpec ?? "") }
-        guard let mode = RevisionServer.Mode(rawValue: mode) else { throw ValidationError("--mode: strict or merge") }
-        options.mode = mode
-        let report = try await ScopedSimulation(options: options, progress: ProgressLine.make()).run()
         ProgressLine.finish()
         print(report.rendered())
         if !report.passed { throw ExitCode(1) }

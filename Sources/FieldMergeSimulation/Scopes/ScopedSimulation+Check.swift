@@ -13,7 +13,7 @@ extension ScopedSimulation {
     func giveUp() async throws {
         var gaveUp = 0
         let leaves = await watch.leaves
-        let server = try await endpoint.teamState()
+        let server = try await serverState()
         for device in devices where stuck[device.index] == nil {
             let entries = try await device.client.withStore { store in
                 let unsynced = try store.unsyncedChanges().filter { $0.refusal != nil }
@@ -70,7 +70,7 @@ extension ScopedSimulation {
 
     /// Runs the oracle on the server's records and every device's, and fills in the report.
     func check() async throws {
-        let server = try await endpoint.teamState()
+        let server = try await serverState()
         if let tamper { tamper(&log, server) }
         var oracle = ScopeOracle(server: server, log: log, givenUp: givenUp, leftOut: Set(stuck.keys))
         var ends: [ScopeOracle.DeviceEnd] = []

@@ -9,7 +9,7 @@ extension ScopedSimulation {
     /// refuse it (`unauthorized`, Specs/scopes.md §4), change nothing, and tell nothing of the
     /// task (the watch reads the answer like any other).
     func probe(_ device: Device) async throws {
-        let before = try await endpoint.teamState()
+        let before = try await serverState()
         let user = user(of: device)
         guard let grants = before.grants(user: user, roles: directory.roles(of: user)) else { return }
         let outside = before.ids("tasks").filter { id in before.root("tasks", id).map { !grants.contains($0) } ?? false }
@@ -36,11 +36,11 @@ extension ScopedSimulation {
             maxRevision: before.maxRevision, changeSets: [ChangeSet(entities: [changes])], clientID: probeClient(device.index),
             requestID: "probe-\(report.probes)", scopes: ScopeHoldings(["project": .ids(grants)]))
         let codec = WireCodec(schema: TeamSchema.schema)
-        let transport = WatchedTransport(endpoints, device: device.index, watch: watch)
+        let transport = WatchedTransport(deviceServers[device.index], device: device.index, watch: watch)
         let answer = try await transport.send(Gzip.compress(codec.encode(request)), gzip: true)
         let response = try codec.decodeResponse(Gzip.decompressIfGzip(answer, limit: WireLimits().maxDecompressedBytes))
         let refused = response.changeSets.first?.refused.contains { $0.code == "unauthorized" && $0.id == sentID } == true
-        let after = try await endpoint.teamState()
+        let after = try await serverState()
         let name = "device \(device.index) (\(user))'s \(kind)\(stale && sentID > 0 ? " at an older revision" : "") under project \(before.root("tasks", task) ?? 0)"
         if refused { report.probesRefused += 1 } else { violations.add("probe: \(name) was not refused as unauthorized") }
         let commentsBefore = before.rows["comments"]?.count ?? 0, commentsAfter = after.rows["comments"]?.count ?? 0

@@ -15,7 +15,8 @@ extension ScopedSimulation {
         now += 10_000
         serverWall.set(milliseconds: now)
         var restarted = false
-        if options.faults.restart, round == options.rounds / 2 {
+        // Servers in other processes cannot be restarted from here (Specs/simulation.md).
+        if options.faults.restart, round == options.rounds / 2, !endpoints.isEmpty {
             for endpoint in endpoints { try await endpoint.restart() }
             ledger.injected(.serverRestart)
             restarted = true
@@ -91,7 +92,7 @@ extension ScopedSimulation {
             progress?("settle", pass + 1, pass + 2)
             if sent == 0 { break }
         }
-        let revision = try await endpoint.teamState().maxRevision
+        let revision = try await serverState().maxRevision
         for device in devices where stuck[device.index] == nil {
             let state = try await device.state()
             if state.pending > 0 { report.unsettled.append("device \(device.index): \(state.pending) changes still pending") }

@@ -1,4 +1,5 @@
 import FieldMerge
+import FieldMergeProtocol
 import FieldMergeSQLite
 import FieldMergeSync
 import FieldMergeServer
@@ -24,10 +25,16 @@ public final class ScopedSimulation {
     var now: UInt64 = 1_767_225_600_000  // 2026-01-01T00:00:00Z
     var random: SplitMix64
     var report: ScopedSimulationReport
-    /// The servers: one on SQLite, or those `servers` opened (requests alternate between them).
+    /// The servers in this process: one on SQLite, or those `servers` opened (requests
+    /// alternate between them); none with `remote`.
     var endpoints: [ServerEndpoint] = []
-    var endpoint: ServerEndpoint { endpoints[0] }
     let servers: [ServerOpener]?
+    let remote: ScopedRemote?
+    /// What each device sends its requests to, in turn: the endpoints, or with `remote` a
+    /// transport to each server carrying tokens of the device's user.
+    var deviceServers: [[any SyncTransport]] = []
+    /// Reads the server's records now (between requests).
+    private(set) var serverState: @Sendable () async throws -> TeamState = { throw SimulationError("no server yet") }
     var watch: ScopeWatch!
     var devices: [Device] = []
     var editors: [TeamEditor] = []
@@ -48,22 +55,33 @@ public final class ScopedSimulation {
     /// mode) and the wall clock given.
     public typealias ServerOpener = @Sendable (Schema, RevisionServer.Options, ManualWallClock) async throws -> RevisionServer
 
-    /// - Parameter servers: Servers on one data set, which must start empty (PostgreSQL:
-    ///   several processes serving one database); requests alternate between them. Nil: one
-    ///   server on a SQLite file in the run's folder.
-    public init(options: ScopedSimulationOptions, progress: Simulation.Progress? = nil, servers: [ServerOpener]? = nil) throws {
+    /// - Parameters:
+    ///   - servers: Servers on one data set, which must start empty (PostgreSQL: several
+    ///     processes serving one database); requests alternate between them. Nil: one server
+    ///     on a SQLite file in the run's folder.
+    ///   - remote: Servers in other processes instead (over HTTP, with tokens), which must
+    ///     start empty; requests alternate between them. They cannot be restarted.
+    public init(
+        options: ScopedSimulationOptions, progress: Simulation.Progress? = nil, servers: [ServerOpener]? = nil,
+        remote: ScopedRemote? = nil
+    ) throws {
         guard options.devices >= 2, options.userCount >= 2, options.projects >= 2, options.tasks >= 1, options.rounds >= 0 else {
             throw SimulationError("simulate --scopes needs at least 2 devices, 2 users, 2 projects and 1 task")
+        }
+        guard servers == nil || remote == nil, remote.map({ !$0.servers.isEmpty }) ?? true else {
+            throw SimulationError("a scoped run has servers in this process or remote ones, at least one")
         }
         self.options = options
         self.progress = progress
         self.servers = servers
+        self.remote = remote
         users = TeamDirectory.users(options.userCount)
         serverWall = ManualWallClock(milliseconds: now)
         random = SplitMix64(seed: options.seed ^ 0x5C0_9E5)
         folder = Simulation.newFolder(in: options.parentFolder, name: "fieldmerge-scopes", seed: options.seed)
         report = ScopedSimulationReport(options: options)
         report.folder = folder
+        report.remoteServers = remote?.servers.count ?? 0
     }
 
     /// Runs the simulation. Throws only when it cannot run; what the oracle found is in the
@@ -96,13 +114,21 @@ public final class ScopedSimulation {
     private func finish() {
         devices = []
         endpoints = []
+        deviceServers = []
         if !options.keepFolder { try? FileManager.default.removeItem(atPath: folder) }
     }
 
     func path(_ name: String) -> String { (folder as NSString).appendingPathComponent(name) }
 
-    /// The servers, with the team app's scope rules (unless told to leave them out).
+    /// The servers, with the team app's scope rules (unless told to leave them out); remote
+    /// ones have them from their policy file.
     func makeServer() async throws {
+        if let remote {
+            let view = RemoteTeamView(remote.servers[0](token(user: "oracle", roles: [TeamSchema.adminRole])))
+            serverState = { try await view.read() }
+            watch = ScopeWatch(schema: TeamSchema.schema, directory: directory, read: serverState)
+            return
+        }
         var serverOptions = RevisionServer.Options()
         serverOptions.mode = options.mode
         if options.serverScopes { serverOptions.scopes = TeamSchema.rules }
@@ -113,8 +139,16 @@ public final class ScopedSimulation {
             let open: @Sendable () async throws -> RevisionServer = { try await opener(TeamSchema.schema, settings, wall) }
             endpoints.append(ServerEndpoint(server: try await open(), reopen: open) { directory.identity(of: $0) })
         }
-        let endpoint = self.endpoint
-        watch = ScopeWatch(schema: TeamSchema.schema, directory: directory) { try await endpoint.teamState() }
+        let endpoint = endpoints[0]
+        serverState = { try await endpoint.teamState() }
+        watch = ScopeWatch(schema: TeamSchema.schema, directory: directory, read: serverState)
+    }
+
+    /// The bearer token of `user`'s requests to remote servers: its roles as they are when
+    /// the request is sent, as a fresh token from an identity provider would say.
+    func token(user: String, roles: Set<String>? = nil) -> ScopedRemote.Token {
+        let (tokens, directory) = (remote?.tokens, self.directory)
+        return { _ in tokens?.token(user: user, roles: roles ?? directory.roles(of: user)) }
     }
 
     /// The client id device `index` sends its probes under (the same user, its own replies).
@@ -132,7 +166,8 @@ public final class ScopedSimulation {
             let wall = ManualWallClock(milliseconds: UInt64(Int64(now) + skew))
             let file = path("device-\(index).sqlite")
             let store = try Store(.file(path: file), schema: TeamSchema.schema, replica: ReplicaID(replica), wall: wall)
-            let watched = WatchedTransport(endpoints, device: index, watch: watch)
+            deviceServers.append(remote.map { remote in remote.servers.map { $0(token(user: user)) } } ?? endpoints)
+            let watched = WatchedTransport(deviceServers[index], device: index, watch: watch)
             let transport = FaultyTransport(watched, rates: options.faults, seed: options.seed &+ UInt64(index) &* 0x9E37_79B9, ledger: ledger)
             devices.append(await Device(index: index, path: file, store: store, wall: wall, skew: skew, transport: transport, ledger: ledger))
             var editor = TeamEditor(device: index, user: user, seed: options.seed ^ (UInt64(index + 1) << 32))
@@ -161,6 +196,6 @@ public final class ScopedSimulation {
             try await sync(device)
             progress?("seed", index + 1, devices.count)
         }
-        report.seededRecords = try await endpoint.teamState().rows.values.reduce(0) { $0 + $1.count }
+        report.seededRecords = try await serverState().rows.values.reduce(0) { $0 + $1.count }
     }
 }

@@ -42,6 +42,8 @@ public struct ScopedSimulationReport: Sendable {
     public var options: ScopedSimulationOptions
     public var folder = ""
     public var seededRecords = 0, finalRecords = 0
+    /// Servers in other processes the run synced with (0: its own in this process).
+    public var remoteServers = 0
     /// Memberships added and removed by the admin device, tasks moved (by the admin and by
     /// users between their projects), roles granted or revoked.
     public var joins = 0, leaves = 0, moves = 0, roleChanges = 0
@@ -77,7 +79,8 @@ public struct ScopedSimulationReport: Sendable {
         var out: [String] = []
         out.append("fieldmerge simulate --scopes: \(o.devices) devices of \(o.userCount) users, \(o.projects) projects, "
             + "\(seededRecords) records, \(o.rounds) rounds, seed \(o.seed), mode \(o.mode.rawValue)" + (o.faults.isEnabled ? ", faults on" : "")
-            + (o.serverScopes ? "" : ", SERVER WITHOUT SCOPES"))
+            + (o.serverScopes ? "" : ", SERVER WITHOUT SCOPES")
+            + (remoteServers > 0 ? ", \(remoteServers) remote server\(remoteServers == 1 ? "" : "s")" + (o.faults.restart ? " (not restarted)" : "") : ""))
         out.append("result: " + (passed
             ? "PASS: every device holds exactly its user's records, nothing outside its scope reached it, no acknowledged edit was lost"
             : "FAIL"))

@@ -45,6 +45,19 @@ public enum TeamSchema {
             ])
     ])
 
+    /// ``rules`` as a `fieldmerge serve --policy` document (Specs/http.md §7), with everyone
+    /// allowed to write, as the run's own server does: what servers in other processes serve
+    /// a scoped run with (`ScopedSimulationOverHTTPTests` checks that it reads as ``rules``).
+    public static let policy = #"""
+        {"default": {"write": ["*"]},
+         "scopes": {"project": {
+           "root": "projects",
+           "members": {"memberships": "projectID", "tasks": "projectID", "comments": "taskID"},
+           "grants": [{"through": "memberships", "reference": "projectID", "where": {"userID": {"claim": "sub"}}},
+                      {"roles": ["admin"]}]}}}
+
+        """#
+
     /// Field positions the simulation writes by.
     enum Users { static let name = 0, status = 1 }
     enum Memberships { static let userID = 0, projectID = 1 }

@@ -22,34 +22,49 @@ extension ServerEndpoint {
 
 extension TeamState {
     /// Every alive record of `server`, by a catch-up from revision 0 as an admin holding
-    /// every project (pages of 10,000).
+    /// every project.
     static func adminView(of server: RevisionServer) async throws -> TeamState {
-        var state = TeamState()
+        var state = TeamState.empty
         let oracle = SyncIdentity(user: "oracle", roles: [TeamSchema.adminRole])
-        var revision: Int64 = 0
         var holdings: ScopeHoldings?
-        for entity in TeamSchema.schema.entities { state.rows[entity.name] = [:] }
+        try await state.catchUp(holdings: &holdings) { try await server.handle($0, identity: oracle) }
+        return state
+    }
+
+    /// Asks `ask` for what changed since this state's revision, as an admin holding every
+    /// project (pages of 10,000, `holdings` as the last answer gave them), and takes it in.
+    mutating func catchUp(holdings: inout ScopeHoldings?, _ ask: (SyncRequest) async throws -> SyncResponse) async throws {
         repeat {
-            let request = SyncRequest(maxRevision: revision, changeSets: [], limit: 10_000, scopes: holdings)
-            let response = try await server.handle(request, identity: oracle)
-            for changeSet in response.changeSets {
-                for changes in changeSet.entities {
-                    let deleted = Set(changes.delete)
-                    for record in changes.records {
-                        if deleted.contains(record.id) {
-                            state.rows[changes.entity]?[record.id] = nil
-                            state.revisions["\(changes.entity)#\(record.id)"] = nil
-                        } else {
-                            state.rows[changes.entity]?[record.id] = record.values
-                            state.revisions["\(changes.entity)#\(record.id)"] = record.revision
-                        }
-                    }
-                    for id in changes.leave { state.rows[changes.entity]?[id] = nil }
+            let response = try await ask(SyncRequest(maxRevision: maxRevision, changeSets: [], limit: 10_000, scopes: holdings))
+            apply(response)
+            holdings = response.scopes
+            if !response.hasMore { return }
+        } while true
+    }
+
+    /// No records yet, every entity's table present.
+    static var empty: TeamState {
+        var state = TeamState()
+        for entity in TeamSchema.schema.entities { state.rows[entity.name] = [:] }
+        return state
+    }
+
+    /// Takes in a catch-up answer to an admin: its records, its deletes (and ids to leave,
+    /// which an admin is never told), and its revision.
+    mutating func apply(_ response: SyncResponse) {
+        for changeSet in response.changeSets {
+            for changes in changeSet.entities {
+                let gone = Set(changes.delete).union(changes.leave)
+                for record in changes.records where !gone.contains(record.id) {
+                    rows[changes.entity]?[record.id] = record.values
+                    revisions["\(changes.entity)#\(record.id)"] = record.revision
+                }
+                for id in gone {
+                    rows[changes.entity]?[id] = nil
+                    revisions["\(changes.entity)#\(id)"] = nil
                 }
             }
-            (revision, holdings, state.maxRevision) = (response.maxRevision, response.scopes, response.maxRevision)
-            if !response.hasMore { break }
-        } while true
-        return state
+        }
+        maxRevision = response.maxRevision
     }
 }
