@@ -160,14 +160,27 @@ extension Simulation {
         return summary
     }
 
-    /// Syncs every device until a whole pass sends nothing: then all hold the same revision.
+    /// Syncs every device until a whole pass sends nothing and the server's revision did not
+    /// move during it: then all hold the same revision. (A device's change can reach the
+    /// server in a pass without being counted as sent by it: a request of live mode's last
+    /// sync, cut short when live mode stopped, that the server took after the devices before
+    /// it in the pass had synced.)
     func settle() async throws {
         if options.upgrade, await endpoint.isLocal { try await upgradeRest() }  // a run too short to reach it
+        var passes: [String] = []
         for pass in 0..<20 {
+            let before = await endpoint.withServer { await $0.maxRevision }
             var sent = 0
             for device in devices { sent += try await syncOne(device).sent }
             progress?("settle", pass + 1, pass + 2)
-            if sent == 0 { break }
+            let after = await endpoint.withServer { await $0.maxRevision }
+            passes.append("\(sent) sent, revision \(before.map(String.init) ?? "?") to \(after.map(String.init) ?? "?")")
+            if sent == 0 && before == after { break }
+        }
+        let unsettledBefore = report.unsettled.count
+        defer {
+            // What each pass did, to tell why devices were left behind.
+            if report.unsettled.count > unsettledBefore { report.unsettled.append("settle passes: " + passes.joined(separator: "; ")) }
         }
         let serverRevision = await endpoint.withServer { await $0.maxRevision }
         var revisions: Set<Int64> = []

@@ -25,9 +25,11 @@ extension SyncClient {
         return session.outcomes
     }
 
-    /// Stops live mode: closes the channel, lets a sync in flight finish, and returns when
-    /// live mode has stopped. Nothing is lost: pending changes stay in the store for the next
-    /// sync.
+    /// Stops live mode: closes the channel, stops a sync live mode started at its next step
+    /// (a sync another caller waits for goes on), and returns when live mode has stopped.
+    /// Nothing is lost: pending changes stay in the store for the next sync, and a request
+    /// already sent stays in flight, to be sent again by the next sync (the server answers it
+    /// once).
     public func stopLive() async {
         guard let session = live else { return }
         live = nil
