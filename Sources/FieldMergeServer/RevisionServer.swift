@@ -101,7 +101,7 @@ public actor RevisionServer {
     var rootsReady = false
     /// The roots the user of the request being answered holds, by scope.
     var requestGrants: [RootSet] = []
-    /// The roots the request's device subscribes to (``SyncRequest/subscriptions``), which
+    /// The roots the request's device subscribes to (`SyncRequest/subscriptions`), which
     /// ``requestGrants`` are read again with.
     var requestSubscriptions: ScopeHoldings?
 

@@ -46,7 +46,7 @@ extension SyncClient {
     struct Prefetch {
         var maxRevision: Int64
         var scopes: ScopeHoldings?
-        /// The roots it asks for (``SyncRequest/subscriptions``, ``SyncRequest/priority``).
+        /// The roots it asks for (`SyncRequest/subscriptions`, `SyncRequest/priority`).
         var subscriptions: ScopeHoldings?
         var priority: ScopeHoldings?
         var task: Task<Exchange, any Error>

@@ -34,12 +34,14 @@ extension SyncClient {
     /// ``Subscription/State/denied``. Subscribing again to a dropped one takes it back.
     ///
     /// - Parameters:
+    ///   - scope: The scope's name on the server (`project`).
+    ///   - id: The root record's id.
     ///   - first: Its records come before those of the other roots the device gains (the
     ///     project the user has open): backfill comes in pages of whole roots.
     ///   - ttl: How long its records stay after ``unsubscribe(_:id:)`` (for a user who comes
     ///     back to it soon); they leave with the first sync after that, unless a grant or
     ///     another subscription still gives them.
-    /// - Throws: ``StoreError`` when the store cannot record it.
+    /// - Throws: `StoreError` when the store cannot record it.
     public func subscribe(_ scope: String, id: Int64, first: Bool = false, ttl: Duration = defaultSubscriptionTTL) throws(StoreError) {
         try store.saveSubscription(StoreSubscription(scope: scope, root: id, first: first, ttl: Self.milliseconds(ttl)))
         live?.resubscribe()
@@ -75,7 +77,7 @@ extension SyncClient {
     ///
     /// - Returns: Its state after the last sync (``Subscription/State/pending`` only when the
     ///   attempts ran out, or the server has no scopes).
-    /// - Throws: ``SyncError`` when a sync fails; ``StoreError`` when there is no such
+    /// - Throws: ``SyncError`` when a sync fails; `StoreError` when there is no such
     ///   subscription.
     public func firstSync(of scope: String, id: Int64, attempts: Int = 10) async throws -> Subscription.State {
         for _ in 0..<max(1, attempts) {

@@ -98,7 +98,7 @@ public final class LiveHub: Sendable {
     ///     an older schema version): it gets pokes only.
     /// - Throws: ``ServerError/Code/unavailable`` past ``Options/maxSubscribers``, and once the
     ///   server is closing (``finishAll()``): a subscriber then would never hear anything.
-    ///   - subscriptions: The roots the device subscribes to (``SyncRequest/subscriptions``):
+    ///   - subscriptions: The roots the device subscribes to (`SyncRequest/subscriptions`):
     ///     with scopes, it is also told of changes under those its grants allow.
     public func subscribe(
         identity: SyncIdentity?, takesPages: Bool = true, subscriptions: ScopeHoldings? = nil

@@ -43,7 +43,7 @@ extension RevisionServer {
 
     /// By scope, the roots the device gains that wait for a later page: none when the
     /// records of every gained root (up to `end`) fit in `limit`; else whole roots are taken,
-    /// those of the request's ``SyncRequest/priority`` first and then by scope and id, until
+    /// those of the request's `SyncRequest/priority` first and then by scope and id, until
     /// the next would pass `limit` (one at least), and the rest wait. Gains of every root
     /// (`"*"`) are never split.
     func deferredGains(_ view: ScopeView, through end: Int64, limit: Int) async throws -> [Set<Int64>] {

@@ -9,9 +9,9 @@ extension RevisionServer {
     struct ScopeView {
         var granted: [RootSet]
         var held: [RootSet]
-        /// By scope, the roots the device wants backfilled first (``SyncRequest/priority``).
+        /// By scope, the roots the device wants backfilled first (`SyncRequest/priority`).
         var priority: [Set<Int64>] = []
-        /// The subscribed roots no grant gives (``SyncResponse/deniedSubscriptions``).
+        /// The subscribed roots no grant gives (`SyncResponse/deniedSubscriptions`).
         var denied: ScopeHoldings? = nil
     }
 

@@ -39,7 +39,7 @@ public struct SyncScope: Sendable, Equatable {
         case through(entity: String, reference: String, where: [Condition])
         /// The roots whose ids the token's custom claim lists.
         case claim(String)
-        /// The roots a device asks for (``SyncRequest/subscriptions``, `client.subscribe`)
+        /// The roots a device asks for (`SyncRequest/subscriptions`, `client.subscribe`)
         /// whose own fields meet every condition (any root without conditions), for users
         /// with one of `roles` (any user when nil): an archive opened on demand.
         case subscribe(roles: Set<String>? = nil, where: [Condition] = [])
