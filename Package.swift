@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "FieldMergeServerSQLite", targets: ["FieldMergeServerSQLite"]),
         .library(name: "FieldMergeWorkload", targets: ["FieldMergeWorkload"]),
         .library(name: "FieldMergeSyncHTTP", targets: ["FieldMergeSyncHTTP"]),
+        .library(name: "FieldMergeSyncNIO", targets: ["FieldMergeSyncNIO"]),
         .library(name: "FieldMergeServerHTTP", targets: ["FieldMergeServerHTTP"]),
         .library(name: "FieldMergeServerAuth", targets: ["FieldMergeServerAuth"]),
         .library(name: "FieldMergeServerPostgres", targets: ["FieldMergeServerPostgres"]),
@@ -43,6 +44,9 @@ let package = Package(
         // Bearer tokens (JWT) for the HTTP server only; no app-facing module links it.
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.8.0"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        // Already in the graph through Hummingbird and postgres-nio; named for the live
+        // channel of processes that hold many devices (FieldMergeSyncNIO).
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         // The merge core: pure Swift, no Foundation, no I/O.
@@ -75,6 +79,17 @@ let package = Package(
         .target(name: "FieldMergeWorkload", dependencies: ["FieldMerge"]),
         // The HTTP client transport (URLSession through FoundationNetworking). No server code.
         .target(name: "FieldMergeSyncHTTP", dependencies: ["FieldMergeProtocol"]),
+        // The live channel on SwiftNIO, for Linux processes that hold many devices (a backend
+        // worker, the live bench): no app links it, and it needs the Server trait.
+        .target(
+            name: "FieldMergeSyncNIO",
+            dependencies: [
+                "FieldMergeProtocol", "FieldMergeSyncHTTP",
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Server"])),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["Server"])),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["Server"])),
+            ]
+        ),
         // POST /sync over HTTP with Hummingbird 2. Kept apart so apps never link a web server.
         .target(
             name: "FieldMergeServerHTTP",
@@ -134,7 +149,7 @@ let package = Package(
             name: "fieldmerge-server",
             dependencies: [
                 "FieldMerge", "FieldMergeJSON", "FieldMergeSQLite", "FieldMergeProtocol", "FieldMergeSync", "FieldMergeServer", "FieldMergeServerSQLite", "FieldMergeSyncHTTP",
-                "FieldMergeServerHTTP", "FieldMergeServerAuth", "FieldMergeServerPostgres", "FieldMergeSimulation", "FieldMergeToolSupport",
+                "FieldMergeSyncNIO", "FieldMergeServerHTTP", "FieldMergeServerAuth", "FieldMergeServerPostgres", "FieldMergeSimulation", "FieldMergeToolSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["Tools"])),
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Server"])),
             ]
@@ -161,7 +176,7 @@ let package = Package(
             name: "FieldMergeServerHTTPTests",
             dependencies: [
                 "FieldMerge", "FieldMergeSQLite", "FieldMergeProtocol", "FieldMergeSync", "FieldMergeServer", "FieldMergeServerSQLite", "FieldMergeSyncHTTP",
-                "FieldMergeServerHTTP", "FieldMergeServerAuth", "FieldMergeJSON", "FieldMergeSyncTool", "FieldMergeSimulation", "FieldMergeTestSupport",
+                "FieldMergeSyncNIO", "FieldMergeServerHTTP", "FieldMergeServerAuth", "FieldMergeJSON", "FieldMergeSyncTool", "FieldMergeSimulation", "FieldMergeTestSupport",
                 .product(name: "JWTKit", package: "jwt-kit", condition: .when(traits: ["Server"])),
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Server"])),
                 .product(name: "InMemoryLogging", package: "swift-log", condition: .when(traits: ["Server"])),

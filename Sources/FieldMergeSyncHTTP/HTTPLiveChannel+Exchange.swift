@@ -36,17 +36,26 @@ extension HTTPLiveChannel {
         if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
         request.setValue("text/event-stream", forHTTPHeaderField: "Accept")
         request.setValue("no-cache", forHTTPHeaderField: "Cache-Control")
-        let (task, parts) = download.start(request, on: owner.session)
-        defer { task.cancel() }  // nothing when it completed; else closes the connection
         let activity = Activity()
-        let maxEventBytes = configuration.maxEventBytes
+        let sink = EventSink(url: url, maxEventBytes: configuration.maxEventBytes, activity: activity, onEvent)
+        let (task, ended) = download.start(request, on: owner.session, into: sink)
+        defer { task.cancel() }  // nothing when it completed; else closes the connection
         do {
             return try await withThrowingTaskGroup(of: Answer?.self) { group in
                 group.addTask {
                     try await activity.watch(silence: silence, url: url)
                     return nil
                 }
-                group.addTask { try await Self.read(parts, activity: activity, maxEventBytes: maxEventBytes, url: url, onEvent) }
+                group.addTask {
+                    do {
+                        for try await _ in ended {}
+                    } catch {
+                        throw sink.failure ?? error
+                    }
+                    if let failure = sink.failure { throw failure }
+                    try Task.checkCancellation()
+                    return try sink.answer()
+                }
                 defer { group.cancelAll() }
                 while let result = try await group.next() {
                     if let answer = result { return answer }
@@ -60,39 +69,73 @@ extension HTTPLiveChannel {
             throw TransportError(HTTPTransport.describe(error))
         }
     }
+}
 
-    /// Reads one response: its events, or the start of its error body.
-    private static func read(
-        _ parts: AsyncThrowingStream<StreamingDownload.Part, any Error>, activity: Activity, maxEventBytes: Int, url: URL,
-        _ onEvent: (LiveEvent) -> Void
-    ) async throws -> Answer {
-        var parser = ServerSentEventParser(maxBytes: maxEventBytes)
+/// Reads one response of the channel where URLSession delivers it: its events, handed on as
+/// each is complete, or the start of its error body.
+final class EventSink: ResponseSink {
+    private struct State {
         var status = 0
+        var parser: ServerSentEventParser
         var errorBody: [UInt8] = []
         var last: Int64?
-        for try await part in parts {
-            activity.touch()
-            switch part {
-            case .head(let code, let contentType):
-                status = code
-                guard (200..<300).contains(code), code != 204 else { continue }
-                let mediaType = contentType?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
-                guard mediaType == "text/event-stream" else {
-                    throw TransportError("HTTP \(code) from \(url.absoluteString) is \(contentType ?? "untyped"), not text/event-stream")
-                }
-            case .bytes(let data):
-                guard (200..<300).contains(status) else {
-                    errorBody += data.prefix(Self.maxErrorBody - errorBody.count)
-                    continue
-                }
-                for message in try parser.feed(data) {
+        var failure: (any Error)?
+    }
+
+    private let state: Mutex<State>
+    private let url: URL
+    private let activity: Activity
+    private let onEvent: @Sendable (LiveEvent) -> Void
+
+    init(url: URL, maxEventBytes: Int, activity: Activity, _ onEvent: @escaping @Sendable (LiveEvent) -> Void) {
+        state = Mutex(State(parser: ServerSentEventParser(maxBytes: maxEventBytes)))
+        self.url = url
+        self.activity = activity
+        self.onEvent = onEvent
+    }
+
+    /// Why the sink ended the exchange: an event stream that is not one, or an event it could
+    /// not read.
+    var failure: (any Error)? { state.withLock { $0.failure } }
+
+    func head(status: Int, contentType: String?) -> Bool {
+        activity.touch()
+        return state.withLock { state in
+            state.status = status
+            guard (200..<300).contains(status), status != 204 else { return true }
+            let mediaType = contentType?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
+            guard mediaType == "text/event-stream" else {
+                state.failure = TransportError("HTTP \(status) from \(url.absoluteString) is \(contentType ?? "untyped"), not text/event-stream")
+                return false
+            }
+            return true
+        }
+    }
+
+    func body(_ data: Data) -> Bool {
+        activity.touch()
+        return state.withLock { state in
+            guard (200..<300).contains(state.status) else {
+                state.errorBody += data.prefix(HTTPLiveChannel.maxErrorBody - state.errorBody.count)
+                return true
+            }
+            do {
+                for message in try state.parser.feed(data) {
                     let event = try LiveEvent(type: message.type, id: message.id, data: message.data)
-                    last = event.revision
+                    state.last = event.revision
                     onEvent(event)
                 }
+                return true
+            } catch {
+                state.failure = error
+                return false
             }
         }
-        try Task.checkCancellation()
+    }
+
+    /// What the response came to, once it ended without a failure.
+    func answer() throws -> HTTPLiveChannel.Answer {
+        let (status, last, errorBody) = state.withLock { ($0.status, $0.last, $0.errorBody) }
         switch status {
         case 0: throw TransportError("no response from \(url.absoluteString)")
         case 204: return .noContent

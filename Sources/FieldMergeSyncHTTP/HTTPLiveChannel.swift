@@ -168,11 +168,19 @@ public struct HTTPLiveChannel: LiveChannel {
 
     /// `<syncURL>/<name>` with `query`, `schema=` and `subscriptions=` (when given) added.
     func endpoint(_ name: String, _ query: KeyValuePairs<String, String>, schema parameters: Parameters) -> URL {
+        Self.endpoint(syncURL, name, query, schema: parameters.schema, subscriptions: parameters.subscriptions)
+    }
+
+    /// `<syncURL>/<name>` with `query`, `schema=` and `subscriptions=` (when given) added to
+    /// what the URL had: the live endpoints of a sync URL, for every channel over HTTP.
+    package static func endpoint(
+        _ syncURL: URL, _ name: String, _ query: KeyValuePairs<String, String>, schema: String?, subscriptions: String?
+    ) -> URL {
         let url = syncURL.appendingPathComponent(name)
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else { return url }
         components.queryItems = (components.queryItems ?? []) + query.map { URLQueryItem(name: $0.key, value: $0.value) }
-            + (parameters.schema.map { [URLQueryItem(name: "schema", value: $0)] } ?? [])
-            + (parameters.subscriptions.map { [URLQueryItem(name: "subscriptions", value: $0)] } ?? [])
+            + (schema.map { [URLQueryItem(name: "schema", value: $0)] } ?? [])
+            + (subscriptions.map { [URLQueryItem(name: "subscriptions", value: $0)] } ?? [])
         return components.url ?? url
     }
 }

@@ -58,12 +58,7 @@ package struct BenchLine {
 
 /// The process's peak resident set size so far, in MiB.
 package func peakResidentMegabytes() -> Double {
-    var usage = rusage()
-    #if canImport(Darwin)
-    getrusage(RUSAGE_SELF, &usage)
-    #else
-    getrusage(RUSAGE_SELF.rawValue, &usage)
-    #endif
+    let usage = processUsage()
     #if canImport(Darwin)
     return (Double(usage.ru_maxrss) / 1_048_576 * 10).rounded() / 10
     #else
@@ -89,4 +84,21 @@ package func medianSeconds(runs: Int, warmups: Int = 1, _ body: () throws -> Voi
     var times: [Double] = []
     for _ in 0..<max(1, runs) { times.append(try seconds(body)) }
     return median(times)
+}
+
+/// The CPU time this process has used so far (user and system, every thread), in seconds.
+package func processCPUSeconds() -> Double {
+    let usage = processUsage()
+    func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
+    return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+}
+
+private func processUsage() -> rusage {
+    var usage = rusage()
+    #if canImport(Darwin)
+    getrusage(RUSAGE_SELF, &usage)
+    #else
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    #endif
+    return usage
 }

@@ -6,6 +6,7 @@ import FieldMergeServerPostgres
 import FieldMergeSimulation
 import FieldMergeSync
 import FieldMergeSyncHTTP
+import FieldMergeSyncNIO
 import FieldMergeToolSupport
 import Foundation
 import Synchronization
@@ -25,6 +26,8 @@ struct LiveBench: AsyncParsableCommand {
     @Option(help: "Writes of the burst, sent within one second.") var burst = 100
     @Option(help: "PostgreSQL URL for the postgres2 setup (default: $FIELDMERGE_POSTGRES_URL).") var postgres: String?
     @Option(help: "Setups, comma separated: sqlite, postgres2 (two serve processes on one PostgreSQL data set; default: all that can run).") var setups: String?
+    @Option(help: "The devices' live channel: nio (NIOLiveChannel, every stream on the process's event loops) or urlsession (HTTPLiveChannel, one URLSession each).")
+    var channel: LiveFleet.ChannelKind = .nio
 
     func validate() throws {
         guard devices >= 1, devices <= 10_000 else { throw ValidationError("--devices: 1...10000") }
@@ -53,17 +56,21 @@ struct LiveBench: AsyncParsableCommand {
         let baseRSS = servers.compactMap(\.residentMegabytes).reduce(0, +)
 
         let started = ContinuousClock.now
-        let fleet = try await LiveFleet.start(devices: devices, urls: urls)
+        let fleet = try await LiveFleet.start(devices: devices, urls: urls, channel: channel)
         guard await fleet.tracker.wait(for: { $0.connectedCount == devices }, limit: .seconds(120)) else {
             throw ValidationError("only \(fleet.tracker.connectedCount) of \(devices) devices connected within 120 s")
         }
         let connectSeconds = LiveTracker.seconds(ContinuousClock.now - started)
+        let idleCPUBefore = processCPUSeconds()
         try await Task.sleep(for: .seconds(2))
+        // What 1,000 idle devices cost this process while nothing changes, in % of one core.
+        let idleDevicePercent = (processCPUSeconds() - idleCPUBefore) / 2 * 100
         let idleRSS = servers.compactMap(\.residentMegabytes).reduce(0, +)
 
         let writer = try LiveWriter(url: urls[0])
         var delays: [Double] = []
         var missed = 0
+        let cpuBefore = processCPUSeconds()
         for _ in 0..<writes {
             let (revision, returned) = try await writer.writeOne()
             fleet.tracker.arm(revision, at: returned)
@@ -71,6 +78,9 @@ struct LiveBench: AsyncParsableCommand {
             delays += fleet.tracker.delays()
             try await Task.sleep(for: .milliseconds(100))
         }
+        // The devices' side of one delivery: this process's CPU time over the single writes
+        // (the writer's and the bench's share is small), per device and write.
+        let deviceMicroseconds = (processCPUSeconds() - cpuBefore) * 1e6 / Double(writes * devices)
         // The burst: ten writers, each writing its share one after another, paced over a second.
         var (burstMilliseconds, burstWriteMilliseconds, burstTailMilliseconds) = (Double.nan, Double.nan, Double.nan)
         if burst > 0 {
@@ -120,6 +130,7 @@ struct LiveBench: AsyncParsableCommand {
             step: "live", records: devices, seconds: LiveTracker.seconds(ContinuousClock.now - started), runs: writes,
             ops: sorted.count, opUnit: "delivery")
         line.add("processes", urls.count)
+        line.add("channel", channel.rawValue)
         line.add("connect_s", connectSeconds)
         line.add("p50_ms", percentile(0.5))
         line.add("p99_ms", percentile(0.99))
@@ -130,6 +141,8 @@ struct LiveBench: AsyncParsableCommand {
         line.add("burst_writes_ms", burstWriteMilliseconds)
         line.add("burst_tail_ms", burstTailMilliseconds)
         line.add("device_syncs", requests)
+        line.add("device_cpu_us", deviceMicroseconds)
+        line.add("devices_idle_cpu_pct", idleDevicePercent)
         line.add("server_rss_base_mb", baseRSS)
         line.add("server_rss_idle_mb", idleRSS)
         line.add("client_rss_peak_mb", peakResidentMegabytes())
@@ -143,7 +156,20 @@ struct LiveFleet {
     let watchers: [Task<Void, Never>]
     let tracker: LiveTracker
 
-    static func start(devices: Int, urls: [URL]) async throws -> LiveFleet {
+    /// Which live channel each device opens.
+    enum ChannelKind: String, ExpressibleByArgument, Sendable {
+        case nio
+        case urlsession
+
+        func channel(_ url: URL) throws -> any LiveChannel {
+            switch self {
+            case .nio: try NIOLiveChannel(syncURL: url)
+            case .urlsession: HTTPLiveChannel(syncURL: url)
+            }
+        }
+    }
+
+    static func start(devices: Int, urls: [URL], channel kind: ChannelKind) async throws -> LiveFleet {
         let schema = LeagueSchema.schema
         let tracker = LiveTracker(devices: devices)
         var clients: [SyncClient] = []
@@ -152,7 +178,7 @@ struct LiveFleet {
             let url = urls[index % urls.count]
             let client = SyncClient(
                 store: try Store(.memory, schema: schema, replica: ReplicaID(UInt64(0x1_0000 + index))), transport: HTTPTransport(url: url))
-            let outcomes = await client.startLive(over: HTTPLiveChannel(syncURL: url))
+            let outcomes = await client.startLive(over: try kind.channel(url))
             clients.append(client)
             watchers.append(Task {
                 for await outcome in outcomes {

@@ -1,15 +1,31 @@
 import FieldMergeProtocol
 @testable import FieldMergeSyncHTTP
+import FieldMergeSyncNIO
 import Foundation
 import Hummingbird
 import Synchronization
 import Testing
 
 /// ``HTTPLiveChannel`` against routes written here to the live contract (`GET /sync/events`,
-/// `GET /sync/poll`). The pauses only spread the server's writes; what is checked is what
-/// arrives and in which order, never how fast. The time limit only keeps a failure from
-/// hanging the suite.
+/// `GET /sync/poll`); the event stream's cases run on `NIOLiveChannel` too, which must behave
+/// the same. The pauses only spread the server's writes; what is checked is what arrives and
+/// in which order, never how fast. The time limit only keeps a failure from hanging the suite.
 @Suite(.timeLimit(.minutes(2))) struct HTTPLiveChannelTests {
+    /// The two channels that speak Server-Sent Events.
+    enum Kind: CaseIterable, Sendable {
+        case urlSession
+        case nio
+
+        func channel(
+            _ syncURL: URL, configuration: HTTPLiveChannel.Configuration = .init(), token: HTTPTransport.TokenProvider? = nil
+        ) throws -> any LiveChannel {
+            switch self {
+            case .urlSession: HTTPLiveChannel(syncURL: syncURL, configuration: configuration, token: token)
+            case .nio: try NIOLiveChannel(syncURL: syncURL, configuration: configuration, token: token)
+            }
+        }
+    }
+
     static let changes = LiveEvent.changes(
         after: 4, revision: 5, response: Array(#"{"maxRevision":5,"changeSets":[{"types":["lists"],"lists":{"create":[],"update":[],"delete":[2]}}]}"#.utf8))
 
@@ -24,7 +40,7 @@ import Testing
         return events
     }
 
-    @Test func events_arriveAsWritten_beforeTheResponseEnds() async throws {
+    @Test(arguments: Kind.allCases) func events_arriveAsWritten_beforeTheResponseEnds(kind: Kind) async throws {
         let seen = SeenRequests()
         let release = Gate()
         let ended = Gate()
@@ -48,7 +64,7 @@ import Testing
                 }
             }
         }) { syncURL in
-            let channel = HTTPLiveChannel(syncURL: syncURL, token: { _ in "t0ken" })
+            let channel = try kind.channel(syncURL, token: { _ in "t0ken" })
             var events = channel.events(since: 3).makeAsyncIterator()
             var received: [LiveEvent] = []
             for _ in 0..<3 { received.append(try #require(try await events.next())) }
@@ -62,7 +78,7 @@ import Testing
     }
 
     /// Keep-alives alone, for longer than the silence timeout, keep the stream open.
-    @Test func keepAlives_resetTheSilenceTimeout() async throws {
+    @Test(arguments: Kind.allCases) func keepAlives_resetTheSilenceTimeout(kind: Kind) async throws {
         try await LiveTestServer.run({ router in
             router.get("/sync/events") { _, _ in
                 LiveTestServer.eventStream { writer in
@@ -76,13 +92,13 @@ import Testing
                 }
             }
         }) { syncURL in
-            let channel = HTTPLiveChannel(syncURL: syncURL, configuration: .init(silenceTimeout: 3))
+            let channel = try kind.channel(syncURL, configuration: .init(silenceTimeout: 3))
             let events = try await Self.collect(channel.events(since: 1))
             #expect(events == [.ready(revision: 1), .poke(revision: 2)])
         }
     }
 
-    @Test func a401_isRetriedOnce_withARefreshedToken() async throws {
+    @Test(arguments: Kind.allCases) func a401_isRetriedOnce_withARefreshedToken(kind: Kind) async throws {
         let seen = SeenRequests()
         try await LiveTestServer.run({ router in
             router.get("/sync/events") { request, _ in
@@ -96,14 +112,14 @@ import Testing
             }
         }) { syncURL in
             let source = TokenRefreshTests.TokenSource(["stale", "fresh"])
-            let channel = HTTPLiveChannel(syncURL: syncURL, token: { source.next(refresh: $0) })
+            let channel = try kind.channel(syncURL, token: { source.next(refresh: $0) })
             let events = try await Self.collect(channel.events(since: 0))
             #expect(events == [.ready(revision: 1)])
             #expect(source.calls.withLock { $0 } == [false, true])
             #expect(seen.all.map(\.authorization) == ["Bearer stale", "Bearer fresh"])
 
             // A second 401 is a rejection, not asked again.
-            let stale = HTTPLiveChannel(syncURL: syncURL, token: { _ in "stale" })
+            let stale = try kind.channel(syncURL, token: { _ in "stale" })
             let error = await #expect(throws: SyncRequestRejected.self) { try await Self.collect(stale.events(since: 0)) }
             #expect(error?.status == 401 && error?.code == "unauthenticated" && error?.message == "the token expired")
             #expect(seen.all.count == 4)
@@ -111,7 +127,7 @@ import Testing
     }
 
     /// What each failure before or inside the stream throws (the route answers by `since`).
-    @Test func failures_throwTheErrorContractsErrors() async throws {
+    @Test(arguments: Kind.allCases) func failures_throwTheErrorContractsErrors(kind: Kind) async throws {
         try await LiveTestServer.run({ router in
             router.get("/sync/events") { request, _ in
                 switch request.uri.queryParameters["since"].map(String.init) {
@@ -127,7 +143,7 @@ import Testing
                 }
             }
         }) { syncURL in
-            let channel = HTTPLiveChannel(syncURL: syncURL)
+            let channel = try kind.channel(syncURL)
             let forbidden = await #expect(throws: SyncRequestRejected.self) { try await Self.collect(channel.events(since: 1)) }
             #expect(forbidden?.status == 403 && forbidden?.code == "forbidden" && forbidden?.message == "not your data")
             let unavailable = await #expect(throws: TransportError.self) { try await Self.collect(channel.events(since: 2)) }
@@ -143,12 +159,12 @@ import Testing
             #expect(malformed?.code == .invalidValue)
         }
         let closed = try HTTPTransportTests.closedPort()
-        let unreachable = HTTPLiveChannel(syncURL: URL(string: "http://127.0.0.1:\(closed)/sync")!)
+        let unreachable = try kind.channel(URL(string: "http://127.0.0.1:\(closed)/sync")!)
         await #expect(throws: TransportError.self) { try await Self.collect(unreachable.events(since: 0)) }
     }
 
     /// No byte for the silence timeout, before the head or after an event: TransportError.
-    @Test func silence_throwsTransportError() async throws {
+    @Test(arguments: Kind.allCases) func silence_throwsTransportError(kind: Kind) async throws {
         let release = Gate()
         try await LiveTestServer.run({ router in
             router.get("/sync/events") { request, _ in
@@ -164,7 +180,7 @@ import Testing
             }
         }) { syncURL in
             defer { release.open() }
-            let channel = HTTPLiveChannel(syncURL: syncURL, configuration: .init(silenceTimeout: 1))
+            let channel = try kind.channel(syncURL, configuration: .init(silenceTimeout: 1))
             var events = channel.events(since: 1).makeAsyncIterator()
             let first = try await events.next()
             #expect(first == .ready(revision: 1))
@@ -175,7 +191,7 @@ import Testing
         }
     }
 
-    @Test func cancellingTheConsumer_closesTheServersStream() async throws {
+    @Test(arguments: Kind.allCases) func cancellingTheConsumer_closesTheServersStream(kind: Kind) async throws {
         let (endings, ending) = AsyncStream.makeStream(of: String.self)
         try await LiveTestServer.run({ router in
             router.get("/sync/events") { _, _ in
@@ -195,7 +211,7 @@ import Testing
                 }
             }
         }) { syncURL in
-            let channel = HTTPLiveChannel(syncURL: syncURL)
+            let channel = try kind.channel(syncURL)
             let (arrivals, arrived) = AsyncStream.makeStream(of: LiveEvent.self)
             let consumer = Task {
                 for try await event in channel.events(since: 1) { arrived.yield(event) }

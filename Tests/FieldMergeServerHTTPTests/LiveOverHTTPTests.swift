@@ -28,10 +28,11 @@ import Testing
         SyncClient(store: try Store(.memory, schema: try httpTestSchema(), replica: ReplicaID(replica)), transport: HTTPTransport(url: url))
     }
 
-    @Test func aDeviceReceivesAChangeWithoutCallingSync() async throws {
+    @Test(arguments: HTTPLiveChannelTests.Kind.allCases)
+    func aDeviceReceivesAChangeWithoutCallingSync(kind: HTTPLiveChannelTests.Kind) async throws {
         try await withHTTPServer(try RevisionServer(.memory, schema: try httpTestSchema())) { running in
             let (reader, writer) = (try Self.device(running.syncURL, replica: 1), try Self.device(running.syncURL, replica: 2))
-            let outcomes = await reader.startLive(over: HTTPLiveChannel(syncURL: running.syncURL))
+            let outcomes = await reader.startLive(over: try kind.channel(running.syncURL))
             var iterator = outcomes.makeAsyncIterator()
             guard case .connected(0)? = await iterator.next() else {
                 Issue.record("not connected")

@@ -104,26 +104,7 @@ final class LiveSession: Sendable {
         while !Task.isCancelled {
             let channel = usesFallback ? options.fallback ?? primary : primary
             let generation = open.changes.load(ordering: .sequentiallyConsistent)
-            let iteration = Task { () -> (received: Bool, failure: String?) in
-                var received = false
-                do {
-                    let events = channel.events(
-                        since: await client.liveCursor, schema: client.schemaFingerprintForLive,
-                        subscriptions: await client.liveSubscriptions)
-                    for try await event in events {
-                        received = true
-                        if case .ready(let revision) = event { report.yield(.connected(revision: revision)) }
-                        switch await client.handle(event) {
-                        case .nothing: break
-                        case .sync: wake()
-                        case .applied(let summary): report.yield(.applied(summary, revision: await client.liveCursor))
-                        }
-                    }
-                } catch {
-                    return (received, "\(error)")
-                }
-                return (received, nil)
-            }
+            let iteration = Task { await client.follow(channel, report: report, wake: wake) }
             open.current.withLock { $0 = iteration }
             // Subscriptions that changed while it opened: open it again with them.
             if open.changes.load(ordering: .sequentiallyConsistent) != generation { iteration.cancel() }

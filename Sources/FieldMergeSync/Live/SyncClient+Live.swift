@@ -40,6 +40,33 @@ extension SyncClient {
     /// Whether live mode runs.
     public var isLive: Bool { live != nil }
 
+    /// Reads one opening of `channel` until it ends, each event handled as it arrives;
+    /// whether any event came, and the failure that ended it.
+    ///
+    /// The loop runs on the client's executor, so an event goes from the channel's stream to
+    /// ``handle(_:)`` without another hop between threads (with many devices in one process,
+    /// such as `fieldmerge-server bench live`, each hop is felt).
+    func follow(
+        _ channel: any LiveChannel, report: AsyncStream<LiveOutcome>.Continuation, wake: @Sendable () -> Void
+    ) async -> (received: Bool, failure: String?) {
+        var received = false
+        do {
+            let events = channel.events(since: liveCursor, schema: schemaFingerprintForLive, subscriptions: liveSubscriptions)
+            for try await event in events {
+                received = true
+                if case .ready(let revision) = event { report.yield(.connected(revision: revision)) }
+                switch handle(event) {
+                case .nothing: break
+                case .sync: wake()
+                case .applied(let summary): report.yield(.applied(summary, revision: liveCursor))
+                }
+            }
+        } catch {
+            return (received, "\(error)")
+        }
+        return (received, nil)
+    }
+
     /// What to do about one event of the channel.
     enum LiveAction {
         case nothing
