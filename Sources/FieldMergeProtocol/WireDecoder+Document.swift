@@ -18,8 +18,8 @@ extension _Parser {
                 case 1: changeSets = try parseChangeSets(codec)
                 case 2: clientID = try optionalText("clientID")
                 case 3: requestID = try optionalText("requestID")
-                case 4: limit = try optionalLimit()
-                case 5: version = try protocolVersion()
+                case 4: limit = try positiveInt("limit")
+                case 5: version = try positiveInt("protocolVersion")
                 case 6: schemaVersion = try positiveInt("schemaVersion")
                 case 7:
                     schemaFingerprint = try optionalText("schemaFingerprint")
@@ -159,16 +159,7 @@ extension _Parser {
         return holdings
     }
 
-    private mutating func optionalLimit() throws(WireError) -> Int? {
-        if try null() { return nil }
-        let start = position
-        let limit = try int64("limit (an integer)")
-        guard limit >= 1, limit <= Int64(Int32.max) else {
-            throw error(.outOfRange, "limit must be within 1...\(Int32.max)", at: start)
-        }
-        return Int(limit)
-    }
-
+    /// An integer within 1...Int32.max, or null (the limit, the versions).
     private mutating func positiveInt(_ what: String) throws(WireError) -> Int? {
         if try null() { return nil }
         let start = position
@@ -178,8 +169,6 @@ extension _Parser {
         }
         return Int(value)
     }
-
-    private mutating func protocolVersion() throws(WireError) -> Int? { try positiveInt("protocolVersion") }
 
     // MARK: Change sets
 
