@@ -1,9 +1,10 @@
+import FieldMerge
+
 /// Writes a ``JSONValue`` as pretty-printed JSON text with sorted keys.
 ///
 /// A double is written so that it reads back as a double: `1.0`, `-0.0`, `1e+300` (Swift's
 /// shortest round-trip form), never `1` or `-0`, which ``JSONValue/parse(_:)`` reads as the
-/// integer 1 and 0. Strings escape `"`, `\` and control characters only, and are copied as
-/// UTF-8 in runs between those.
+/// integer 1 and 0. Strings escape `"`, `\` and control characters only, as the wire does.
 struct JSONWriter {
     private(set) var bytes: [UInt8] = []
 
@@ -53,35 +54,6 @@ struct JSONWriter {
     }
 
     private mutating func writeString(_ string: String) {
-        var string = string
-        bytes.append(UInt8(ascii: "\""))
-        string.withUTF8 { utf8 in
-            var runStart = 0
-            for index in 0..<utf8.count {
-                let byte = utf8[index]
-                // Bytes of multi-byte characters are all 0x80 or more: copied as they are.
-                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
-                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
-                escape(byte)
-                runStart = index + 1
-            }
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...]))
-        }
-        bytes.append(UInt8(ascii: "\""))
-    }
-
-    private mutating func escape(_ byte: UInt8) {
-        switch byte {
-        case UInt8(ascii: "\""): append("\\\"")
-        case UInt8(ascii: "\\"): append("\\\\")
-        case 0x0A: append("\\n")
-        case 0x0D: append("\\r")
-        case 0x09: append("\\t")
-        case 0x08: append("\\b")
-        case 0x0C: append("\\f")
-        default:
-            let hex = String(byte, radix: 16)
-            append("\\u" + String(repeating: "0", count: 4 - hex.count) + hex)
-        }
+        JSONString.append(string, to: &bytes)
     }
 }

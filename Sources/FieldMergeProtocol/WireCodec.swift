@@ -201,7 +201,8 @@ public struct WireCodec: Sendable {
 
 /// What the codec needs of one entity, prepared once.
 struct _EntityTable: Sendable {
-    enum Kind: UInt8, Sendable { case integer, real, text, bool, date, blob, textSet }
+    /// The value kind of a field (``FieldMerge/ValueKind`` without null), by its name.
+    enum Kind: String, Sendable { case integer, real, text, bool, date, blob, textSet }
 
     let name: String
     /// Field names as UTF-8 (ASCII: the schema allows nothing else).
@@ -230,17 +231,7 @@ struct _EntityTable: Sendable {
         synced = FieldMask(bits: entity.allFields.bits & ~entity.retiredFields.bits)
         fieldNames = entity.fields.map { Array($0.name.utf8) }
         fieldKeys = entity.fields.map { Array("\"\($0.name)\":".utf8) }
-        kinds = entity.fields.map { field in
-            switch field.type {
-            case .integer, .reference: return .integer
-            case .real: return .real
-            case .text: return .text
-            case .bool: return .bool
-            case .date: return .date
-            case .blob: return .blob
-            case .textSet: return .textSet
-            }
-        }
+        kinds = entity.fields.map { Kind(rawValue: $0.type.valueKind.rawValue)! }
         estimatedRecordSize = fieldKeys.reduce(0) { $0 + 2 * $1.count + 48 }
         keys = _KeyStorage(fieldKeys)
         nullValues = ContiguousArray(repeating: .null, count: entity.fields.count)

@@ -10,33 +10,18 @@ extension _Parser {
         var clientID: String?, requestID: String?, limit: Int?, version: Int?
         var schemaVersion: Int?, schemaFingerprint: String?, scopes: ScopeHoldings?
         var subscriptions: ScopeHoldings?, priority: ScopeHoldings?
-        var seen: UInt8 = 0, seenScopes: UInt8 = 0
+        var seen: UInt16 = 0
         if try open(UInt8(ascii: "{"), "an object (the request)") {
             repeat {
-                let key = try key()
-                if key.equals("maxRevision") {
-                    try once(&seen, 1, key)
-                    maxRevision = try nonNegativeInt64("maxRevision")
-                } else if key.equals("changeSets") {
-                    try once(&seen, 2, key)
-                    changeSets = try parseChangeSets(codec)
-                } else if key.equals("clientID") {
-                    try once(&seen, 4, key)
-                    clientID = try optionalText("clientID")
-                } else if key.equals("requestID") {
-                    try once(&seen, 8, key)
-                    requestID = try optionalText("requestID")
-                } else if key.equals("limit") {
-                    try once(&seen, 16, key)
-                    limit = try optionalLimit()
-                } else if key.equals("protocolVersion") {
-                    try once(&seen, 32, key)
-                    version = try protocolVersion()
-                } else if key.equals("schemaVersion") {
-                    try once(&seen, 64, key)
-                    schemaVersion = try positiveInt("schemaVersion")
-                } else if key.equals("schemaFingerprint") {
-                    try once(&seen, 128, key)
+                switch try member(Self.requestKeys, &seen).known {
+                case 0: maxRevision = try nonNegativeInt64("maxRevision")
+                case 1: changeSets = try parseChangeSets(codec)
+                case 2: clientID = try optionalText("clientID")
+                case 3: requestID = try optionalText("requestID")
+                case 4: limit = try positiveInt("limit")
+                case 5: version = try positiveInt("protocolVersion")
+                case 6: schemaVersion = try positiveInt("schemaVersion")
+                case 7:
                     schemaFingerprint = try optionalText("schemaFingerprint")
                     // Checked as soon as it is read: FieldMerge clients send it before their
                     // change sets, which another schema could not read. An older version
@@ -47,17 +32,10 @@ extension _Parser {
                     if let fingerprint = schemaFingerprint, fingerprint != codec.schemaFingerprint {
                         throw Self.incompatible(codec, version: schemaVersion, fingerprint: fingerprint)
                     }
-                } else if key.equals("scopes") {
-                    try once(&seenScopes, 1, key)
-                    scopes = try parseScopes()
-                } else if key.equals("subscriptions") {
-                    try once(&seenScopes, 2, key)
-                    subscriptions = try parseScopes(allowingAll: false)
-                } else if key.equals("priority") {
-                    try once(&seenScopes, 4, key)
-                    priority = try parseScopes(allowingAll: false)
-                } else {
-                    try skipValue()  // unknown top-level keys: forward compatibility
+                case 8: scopes = try parseScopes()
+                case 9: subscriptions = try parseScopes(allowingAll: false)
+                case 10: priority = try parseScopes(allowingAll: false)
+                default: try skipValue()  // unknown top-level keys: forward compatibility
                 }
             } while try next(UInt8(ascii: "}"))
         }
@@ -88,27 +66,16 @@ extension _Parser {
         let objectAt = try documentStart()
         var maxRevision: Int64?, changeSets: [ChangeSet]?, hasMore = false, scopes: ScopeHoldings?
         var denied: ScopeHoldings?
-        var seen: UInt8 = 0
+        var seen: UInt16 = 0
         if try open(UInt8(ascii: "{"), "an object (the response)") {
             repeat {
-                let key = try key()
-                if key.equals("maxRevision") {
-                    try once(&seen, 1, key)
-                    maxRevision = try nonNegativeInt64("maxRevision")
-                } else if key.equals("changeSets") {
-                    try once(&seen, 2, key)
-                    changeSets = try parseChangeSets(codec)
-                } else if key.equals("hasMore") {
-                    try once(&seen, 4, key)
-                    hasMore = try null() ? false : try bool("hasMore (a bool)")
-                } else if key.equals("scopes") {
-                    try once(&seen, 8, key)
-                    scopes = try parseScopes()
-                } else if key.equals("deniedSubscriptions") {
-                    try once(&seen, 16, key)
-                    denied = try parseScopes(allowingAll: false)
-                } else {
-                    try skipValue()
+                switch try member(Self.responseKeys, &seen).known {
+                case 0: maxRevision = try nonNegativeInt64("maxRevision")
+                case 1: changeSets = try parseChangeSets(codec)
+                case 2: hasMore = try null() ? false : try bool("hasMore (a bool)")
+                case 3: scopes = try parseScopes()
+                case 4: denied = try parseScopes(allowingAll: false)
+                default: try skipValue()
                 }
             } while try next(UInt8(ascii: "}"))
         }
@@ -122,25 +89,19 @@ extension _Parser {
     mutating func parseErrorBody() throws(WireError) -> WireErrorBody {
         let objectAt = try documentStart()
         var code: String?, message: String?, schema: [String]?
-        var seen: UInt8 = 0
+        var seen: UInt16 = 0
         if try open(UInt8(ascii: "{"), "an object (an error body)") {
             repeat {
-                let key = try key()
-                if key.equals("error") {
-                    try once(&seen, 1, key)
-                    code = try text("error (a string)")
-                } else if key.equals("message") {
-                    try once(&seen, 2, key)
-                    message = try text("message (a string)")
-                } else if key.equals("schema") {
-                    try once(&seen, 4, key)
+                switch try member(Self.errorKeys, &seen).known {
+                case 0: code = try text("error (a string)")
+                case 1: message = try text("message (a string)")
+                case 2:
                     var lines: [String] = []
                     if try open(UInt8(ascii: "["), "an array of schema lines") {
                         repeat { lines.append(try text("a schema line (a string)")) } while try next(UInt8(ascii: "]"))
                     }
                     schema = lines
-                } else {
-                    try skipValue()
+                default: try skipValue()
                 }
             } while try next(UInt8(ascii: "}"))
         }
@@ -157,13 +118,6 @@ extension _Parser {
         skipSpace()
         guard position < end else { throw error(.malformedJSON, "empty body", at: position) }
         return position
-    }
-
-    /// Marks `bit` in `seen`; a key seen twice is a `duplicateKey`.
-    @inline(__always)
-    func once<Bits: FixedWidthInteger>(_ seen: inout Bits, _ bit: Bits, _ key: _Span) throws(WireError) {
-        guard seen & bit == 0 else { throw error(.duplicateKey, "duplicate key '\(key.text)'", at: key.offset) }
-        seen |= bit
     }
 
     mutating func text(_ what: String) throws(WireError) -> String {
@@ -205,40 +159,7 @@ extension _Parser {
         return holdings
     }
 
-    private mutating func optionalLimit() throws(WireError) -> Int? {
-        if try null() { return nil }
-        let start = position
-        let limit = try int64("limit (an integer)")
-        guard limit >= 1, limit <= Int64(Int32.max) else {
-            throw error(.outOfRange, "limit must be within 1...\(Int32.max)", at: start)
-        }
-        return Int(limit)
-    }
-
-    /// The 409 for a request made with another schema: the same version with other contents
-    /// is said so (an app shipped a changed schema without a new version, or the server
-    /// runs another build of it); with the server's outline, so that the client can list the
-    /// lines that differ. No byte offset: nothing is wrong with the body.
-    static func incompatible(_ codec: WireCodec, version: Int?, fingerprint: String) -> WireError {
-        let server = codec.schema.version
-        let message = version == server
-            ? "the request was made with another schema of the same version \(server) (fingerprint \(fingerprint), "
-                + "the server's \(codec.schemaFingerprint)): the two differ although neither is newer; "
-                + "give the changed one a new version"
-            : "the request was made with another schema (version \(version.map(String.init) ?? "unknown"), fingerprint \(fingerprint)) "
-                + "than the server's (version \(server), fingerprint \(codec.schemaFingerprint)): "
-                + whichToUpdate(client: version, server: server)
-        var error = WireError(.incompatibleSchema, message)
-        error.schema = codec.schema.describedLines
-        return error
-    }
-
-    /// Which side is behind, when the request said its version before its fingerprint.
-    static func whichToUpdate(client: Int?, server: Int) -> String {
-        guard let client else { return "update the app or the server" }
-        return client < server ? "update the app" : "update the server"
-    }
-
+    /// An integer within 1...Int32.max, or null (the limit, the versions).
     private mutating func positiveInt(_ what: String) throws(WireError) -> Int? {
         if try null() { return nil }
         let start = position
@@ -248,8 +169,6 @@ extension _Parser {
         }
         return Int(value)
     }
-
-    private mutating func protocolVersion() throws(WireError) -> Int? { try positiveInt("protocolVersion") }
 
     // MARK: Change sets
 
@@ -269,22 +188,18 @@ extension _Parser {
         var types: [Int]?, typesAt = objectAt
         var conflict: Bool?
         var refused: [RefusedRecord] = []
-        var seen: UInt8 = 0
+        var seen: UInt16 = 0
         var objects: [(entity: Int, changes: EntityChanges, keyAt: Int)] = []
         if try open(UInt8(ascii: "{"), "a change set object") {
             repeat {
-                let key = try key()
-                if key.equals("types") {
-                    try once(&seen, 1, key)
+                let (known, key) = try member(Self.changeSetKeys, &seen)
+                switch known {
+                case 0:
                     typesAt = position
                     types = try parseTypes(codec)
-                } else if key.equals("conflict") {
-                    try once(&seen, 2, key)
-                    conflict = try null() ? nil : try bool("conflict (a bool)")
-                } else if key.equals("__refused__") {
-                    try once(&seen, 4, key)
-                    refused = try parseRefused(codec)
-                } else {
+                case 1: conflict = try null() ? nil : try bool("conflict (a bool)")
+                case 2: refused = try parseRefused(codec)
+                default:
                     let name = key.text
                     let entity = try entityPosition(name, codec, at: key.offset)
                     guard !objects.contains(where: { $0.entity == entity }) else {
@@ -320,27 +235,19 @@ extension _Parser {
         repeat {
             let objectAt = position
             var entity: String?, id: Int64?, code: String?, message: String?
-            var seen: UInt8 = 0
+            var seen: UInt16 = 0
             if try open(UInt8(ascii: "{"), "a refused record object") {
                 repeat {
-                    let key = try key()
-                    if key.equals("type") {
-                        try once(&seen, 1, key)
+                    switch try member(Self.refusedKeys, &seen).known {
+                    case 0:
                         let at = position
                         let name = try text("type (a string)")
                         _ = try entityPosition(name, codec, at: at)
                         entity = name
-                    } else if key.equals("id") {
-                        try once(&seen, 2, key)
-                        id = try int64("id (an integer)")
-                    } else if key.equals("code") {
-                        try once(&seen, 4, key)
-                        code = try text("code (a string)")
-                    } else if key.equals("message") {
-                        try once(&seen, 8, key)
-                        message = try text("message (a string)")
-                    } else {
-                        try skipValue()
+                    case 1: id = try int64("id (an integer)")
+                    case 2: code = try text("code (a string)")
+                    case 3: message = try text("message (a string)")
+                    default: try skipValue()
                     }
                 } while try next(UInt8(ascii: "}"))
             }
@@ -382,29 +289,18 @@ extension _Parser {
 
     private mutating func parseEntity(_ table: _EntityTable) throws(WireError) -> EntityChanges {
         var changes = EntityChanges(entity: table.name)
-        var seen: UInt8 = 0
+        var seen: UInt16 = 0
         if try open(UInt8(ascii: "{"), "an entity object") {
             repeat {
-                let key = try key()
-                if key.equals("attributes") {
-                    try once(&seen, 1, key)
-                    changes.records = try parseAttributes(table)
-                } else if key.equals("create") {
-                    try once(&seen, 2, key)
-                    changes.create = try parseIDs("create")
-                } else if key.equals("update") {
-                    try once(&seen, 4, key)
-                    changes.update = try parseIDs("update")
-                } else if key.equals("delete") {
-                    try once(&seen, 8, key)
-                    changes.delete = try parseIDs("delete")
-                } else if key.equals("recreate") {
-                    try once(&seen, 16, key)
-                    changes.recreate = try parseIDs("recreate")
-                } else if key.equals("leave") {
-                    try once(&seen, 32, key)
-                    changes.leave = try parseIDs("leave")
-                } else {
+                let (known, key) = try member(Self.entityKeys, &seen)
+                switch known {
+                case 0: changes.records = try parseAttributes(table)
+                case 1: changes.create = try parseIDs("create")
+                case 2: changes.update = try parseIDs("update")
+                case 3: changes.delete = try parseIDs("delete")
+                case 4: changes.recreate = try parseIDs("recreate")
+                case 5: changes.leave = try parseIDs("leave")
+                default:
                     throw error(
                         .unknownField, "unknown key '\(key.text)' in the object of '\(table.name)'", at: key.offset)
                 }

@@ -8,46 +8,49 @@ extension _Parser {
         var present = FieldMask()
         var stamps: ContiguousArray<Stamp>?
         var revision: Int64?, oldID: Int64?
-        var seen: UInt8 = 0
+        var seen: UInt16 = 0
         var hint = 0
         // One uniqueness check and copy for the record, not one per field.
         try values.withUnsafeMutableBufferPointer { (values) throws(WireError) in
             if try open(UInt8(ascii: "{"), "an object of attributes") {
                 repeat {
-                    skipSpace()
-                    let keyAt = position
-                    let index: Int
-                    if let fast = fastKey(table.keys, hint) {
-                        index = fast
-                    } else {
-                        let key = try key()
-                        if let found = table.fieldIndex(key.buffer, hint: hint) {
-                            index = found
-                        } else {
-                            if key.equals("revision") {
-                                try once(&seen, 1, key)
-                                revision = try nonNegativeInt64("revision")
-                            } else if key.equals("__oldId__") {
-                                try once(&seen, 2, key)
-                                oldID = try int64("__oldId__ (an integer id)")
-                            } else if key.equals("__stamps__") {
-                                try once(&seen, 4, key)
-                                stamps = try parseStamps(table)
-                            } else {
-                                throw error(.unknownField, "entity '\(table.name)' has no field '\(key.text)'", at: key.offset)
-                            }
-                            continue
+                    switch try fieldKey(table, &hint, marking: &present) {
+                    case .field(let index): values[index] = try value(table.kinds[index])
+                    case .other(let key):
+                        switch try known(key, Self.recordKeys, &seen) {
+                        case 0: revision = try nonNegativeInt64("revision")
+                        case 1: oldID = try int64("__oldId__ (an integer id)")
+                        case 2: stamps = try parseStamps(table)
+                        default: throw error(.unknownField, "entity '\(table.name)' has no field '\(key.text)'", at: key.offset)
                         }
                     }
-                    guard !present.contains(index) else { throw duplicateField(table, index, at: keyAt) }
-                    guard table.synced.contains(index) else { throw retiredField(table, index, at: keyAt) }
-                    present.insert(index)
-                    hint = index &+ 1
-                    values[index] = try value(table.kinds[index])
                 } while try next(UInt8(ascii: "}"))
             }
         }
         return WireRecord(id: id, present: present, values: values, stamps: stamps, revision: revision, oldID: oldID)
+    }
+
+    /// The key of the next member of an object keyed by `table`'s fields: `.field` with the
+    /// field's index, marked in `seen` and `hint` moved past it (a field twice is a
+    /// `duplicateKey`, a retired one an `unknownField`), or `.other` with a key that names no
+    /// field.
+    @inline(__always)
+    private mutating func fieldKey(_ table: _EntityTable, _ hint: inout Int, marking seen: inout FieldMask) throws(WireError) -> _FieldKey {
+        skipSpace()
+        let keyAt = position
+        let index: Int
+        if let fast = fastKey(table.keys, hint) {
+            index = fast
+        } else {
+            let key = try key()
+            guard let found = table.fieldIndex(key.buffer, hint: hint) else { return .other(key) }
+            index = found
+        }
+        guard !seen.contains(index) else { throw duplicateField(table, index, at: keyAt) }
+        guard table.synced.contains(index) else { throw retiredField(table, index, at: keyAt) }
+        seen.insert(index)
+        hint = index &+ 1
+        return .field(index)
     }
 
     /// The fast path for keys: the field expected next (`hint`), spelled plainly, is
@@ -82,29 +85,15 @@ extension _Parser {
         try stamps.withUnsafeMutableBufferPointer { (stamps) throws(WireError) in
             if try open(UInt8(ascii: "{"), "an object of stamps") {
                 repeat {
-                    skipSpace()
-                    let keyAt = position
-                    let index: Int
-                    if let fast = fastKey(table.keys, hint) {
-                        index = fast
-                    } else {
-                        let key = try key()
-                        guard let found = table.fieldIndex(key.buffer, hint: hint) else {
-                            guard key.equals("*") else {
-                                throw error(
-                                    .unknownField, "stamp for unknown field '\(key.text)' of '\(table.name)'", at: key.offset)
-                            }
-                            guard shared == nil else { throw error(.duplicateKey, "duplicate stamp '*'", at: keyAt) }
-                            shared = try stamp()
-                            continue
+                    switch try fieldKey(table, &hint, marking: &seen) {
+                    case .field(let index): stamps[index] = try stamp()
+                    case .other(let key):
+                        guard key.equals("*") else {
+                            throw error(.unknownField, "stamp for unknown field '\(key.text)' of '\(table.name)'", at: key.offset)
                         }
-                        index = found
+                        guard shared == nil else { throw error(.duplicateKey, "duplicate stamp '*'", at: key.offset) }
+                        shared = try stamp()
                     }
-                    guard !seen.contains(index) else { throw duplicateField(table, index, at: keyAt) }
-                    guard table.synced.contains(index) else { throw retiredField(table, index, at: keyAt) }
-                    seen.insert(index)
-                    hint = index &+ 1
-                    stamps[index] = try stamp()
                 } while try next(UInt8(ascii: "}"))
             }
             if let shared {
@@ -232,3 +221,11 @@ let _base64Decoding: [UInt8] = {
     for value in 0..<64 { table[Int(alphabet[value])] = UInt8(value) }
     return table
 }()
+
+/// A key of an object keyed by an entity's fields (`_Parser.fieldKey`).
+enum _FieldKey {
+    /// The field at this index.
+    case field(Int)
+    /// A key that names no field.
+    case other(_Span)
+}

@@ -1,3 +1,5 @@
+import FieldMerge
+
 /// A growable byte buffer that JSON is written into: one allocation most of the time, a
 /// capacity check per write, and one copy into an array at the end.
 struct _Writer: ~Copyable {
@@ -187,28 +189,8 @@ struct _Writer: ~Copyable {
 
     @inline(never)
     private mutating func escapedString(_ start: UnsafePointer<UInt8>, _ length: Int) {
-        reserve(length &* 6 &+ 2)
-        reservedByte(UInt8(ascii: "\""))
-        let hex = _hexDigits.utf8Start
-        for index in 0..<length {
-            let byte = start[index]
-            switch byte {
-            case UInt8(ascii: "\""), UInt8(ascii: "\\"):
-                reservedByte(UInt8(ascii: "\\")); reservedByte(byte)
-            case 0x0A: reservedByte(UInt8(ascii: "\\")); reservedByte(UInt8(ascii: "n"))
-            case 0x0D: reservedByte(UInt8(ascii: "\\")); reservedByte(UInt8(ascii: "r"))
-            case 0x09: reservedByte(UInt8(ascii: "\\")); reservedByte(UInt8(ascii: "t"))
-            case 0x08: reservedByte(UInt8(ascii: "\\")); reservedByte(UInt8(ascii: "b"))
-            case 0x0C: reservedByte(UInt8(ascii: "\\")); reservedByte(UInt8(ascii: "f"))
-            case 0..<0x20:
-                reservedByte(UInt8(ascii: "\\")); reservedByte(UInt8(ascii: "u"))
-                reservedByte(UInt8(ascii: "0")); reservedByte(UInt8(ascii: "0"))
-                reservedByte(hex[Int(byte >> 4)]); reservedByte(hex[Int(byte & 15)])
-            default:
-                reservedByte(byte)
-            }
-        }
-        reservedByte(UInt8(ascii: "\""))
+        reserve(JSONString.quotedCapacity(length))
+        count &+= JSONString.writeQuoted(UnsafeBufferPointer(start: start, count: length), to: base + count)
     }
 
     // MARK: Base64
@@ -292,5 +274,4 @@ func _swarSpecial(_ word: UInt64, highBit: Bool) -> Bool {
 
 let _digitPairs: StaticString =
     "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
-let _hexDigits: StaticString = "0123456789abcdef"
 let _base64Alphabet: StaticString = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"

@@ -4,15 +4,15 @@ import FieldMerge
 /// values are always bound (`?` placeholders), never spliced.
 final class EntityTable {
     let entity: Entity
-    let table: String
-    /// `id, f1, ..., fn, stamps, pending, revision, ancestor`
+    /// The statements on one row by id, over the columns
+    /// `id, f1, ..., fn, stamps, pending, revision, ancestor`.
+    let sql: EntitySQL
+    /// `INSERT` of every column, or `UPDATE` of all but the id when the row exists.
     let upsert: String
-    let select: String
     /// Every row, permanent ids first in ascending order, then temporary ids from -1 down.
     let selectAll: String
     /// `select`, from the entity's shadow table (rows as they were before a plain-SQL write).
     let selectShadow: String
-    let delete: String
     /// The value kind each field accepts besides null, by position.
     let kinds: [ValueKind]
     /// Entities and fields that reference this entity, with their delete action.
@@ -20,21 +20,19 @@ final class EntityTable {
 
     init(_ entity: Entity) {
         self.entity = entity
-        table = Database.quote(entity.name)
-        let fieldColumns = entity.fields.map { Database.quote($0.name) }
         let meta = [StoreSchema.stampsColumn, StoreSchema.pendingColumn, StoreSchema.revisionColumn,
                     StoreSchema.ancestorColumn].map { "\"\($0)\"" }
-        let columns = ["\"id\""] + fieldColumns + meta
-        let placeholders = Array(repeating: "?", count: columns.count).joined(separator: ", ")
-        let updates = (fieldColumns + meta).map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
-        upsert = "INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES (\(placeholders)) "
-            + "ON CONFLICT (\"id\") DO UPDATE SET \(updates)"
-        select = "SELECT \(columns.joined(separator: ", ")) FROM \(table) WHERE \"id\" = ?"
-        selectAll = "SELECT \(columns.joined(separator: ", ")) FROM \(table) ORDER BY \"id\" < 0, abs(\"id\")"
-        selectShadow = "SELECT \(columns.joined(separator: ", ")) FROM \(StoreCapture.shadowName(entity)) WHERE \"id\" = ?"
-        delete = "DELETE FROM \(table) WHERE \"id\" = ?"
+        sql = EntitySQL(
+            table: Database.quote(entity.name), fieldColumns: entity.fields.map { Database.quote($0.name) }, metadata: meta,
+            parameter: "?")
+        upsert = "INSERT INTO \(sql.table) (\(sql.columnList)) VALUES (\(sql.placeholders)) " + sql.onConflictUpdate
+        selectAll = "SELECT \(sql.columnList) FROM \(sql.table) ORDER BY \"id\" < 0, abs(\"id\")"
+        selectShadow = sql.select(from: StoreCapture.shadowName(entity))
         kinds = entity.fields.map(\.type.valueKind)
     }
+
+    /// The quoted table name.
+    var table: String { sql.table }
 
     /// Checks that a record fits the entity (what ``Record/validate(against:)`` does, without
     /// touching the schema's strings on the hot path).

@@ -67,8 +67,7 @@ extension Store {
         }
         for reference in table.referencedBy {
             let child = try self.table(reference.entity)
-            let column = Database.quote(child.entity.fields[reference.field].name)
-            let ids = try database.rows("SELECT \"id\" FROM \(child.table) WHERE \(column) = ? ORDER BY \"id\"", [.integer(id)])
+            let ids = try database.rows(child.sql.referencing(field: reference.field), [.integer(id)])
             for row in ids {
                 if case .integer(let childID)? = row.first { try remove(child, id: childID, through: (reference.field, id), &leaving) }
             }

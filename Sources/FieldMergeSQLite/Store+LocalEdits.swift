@@ -60,7 +60,7 @@ extension Store {
             }
             let targetTable = try self.table(target)
             if id == record.id && target == table.entity.name { continue }
-            let exists = try database.statement("SELECT 1 FROM \(targetTable.table) WHERE \"id\" = ?")
+            let exists = try database.statement(targetTable.sql.exists)
             defer { exists.reset() }
             try exists.bind(id, at: 1)
             guard try !exists.step() else { continue }
@@ -161,8 +161,7 @@ extension Store {
         for reference in table.referencedBy {
             let child = try self.table(reference.entity)
             let field = child.entity.fields[reference.field]
-            let sql = "SELECT \"id\" FROM \(child.table) WHERE \(Database.quote(field.name)) = ? ORDER BY \"id\""
-            let ids = try database.rows(sql, [.integer(id)]).compactMap { row -> Int64? in
+            let ids = try database.rows(child.sql.referencing(field: reference.field), [.integer(id)]).compactMap { row -> Int64? in
                 if case .integer(let id) = row.first { return id } else { return nil }
             }
             for childID in ids where !visited.contains("\(child.entity.name)#\(childID)") {

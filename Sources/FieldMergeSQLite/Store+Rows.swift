@@ -30,7 +30,7 @@ extension Store {
 
     func readRow(_ table: EntityTable, id: Int64) throws(StoreError) -> StoredRow? {
         try sqlite { () throws(SQLiteError) -> StoredRow? in
-            let statement = try prepared(&selects, table, table.select)
+            let statement = try prepared(&selects, table, table.sql.select)
             defer { statement.reset() }
             try statement.bind(id, at: 1)
             guard try statement.step() else { return nil }
@@ -100,7 +100,7 @@ extension Store {
     }
 
     func deleteRow(_ table: EntityTable, id: Int64) throws(SQLiteError) {
-        try database.run(table.delete, [.integer(id)])
+        try database.run(table.sql.delete, [.integer(id)])
     }
 
     // MARK: Tombstones

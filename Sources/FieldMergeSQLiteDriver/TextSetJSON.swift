@@ -13,19 +13,9 @@ package enum TextSetJSON {
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// Appends `string` as a JSON string, every control character as `\u00XX`.
     package static func appendString(_ string: String, to out: inout [UInt8]) {
-        out.append(UInt8(ascii: "\""))
-        for byte in string.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): out.append(contentsOf: [92, 34])
-            case UInt8(ascii: "\\"): out.append(contentsOf: [92, 92])
-            case 0..<0x20:
-                let hex = Array("0123456789abcdef".utf8)
-                out.append(contentsOf: [92, UInt8(ascii: "u"), 48, 48, hex[Int(byte >> 4)], hex[Int(byte & 15)]])
-            default: out.append(byte)
-            }
-        }
-        out.append(UInt8(ascii: "\""))
+        JSONString.append(string, to: &out, shortEscapes: false)
     }
 
     /// Parses `["a","b"]`; nil for anything else.

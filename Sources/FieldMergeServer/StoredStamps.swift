@@ -13,3 +13,19 @@ extension ServerRow {
         try? RecordCoding.decodeStamps(bytes, count: count)
     }
 }
+
+extension ServerRow {
+    /// The quoted columns both SQL storages keep after a record's fields, in this order: the
+    /// stamps (``encodeStamps(_:)``), the revision, the revision that created it, the field
+    /// revisions (``encode(_:revision:)``, null while all changed at the revision) and the root.
+    package static let metadataColumns = ["\"__fm_stamps\"", "\"__fm_revision\"", "\"__fm_created\"", "\"__fm_fields\"", "\"__fm_root\""]
+
+    /// The definitions of ``metadataColumns`` in `CREATE TABLE`, with the storage's names of
+    /// a byte string and a 64-bit integer.
+    package static func metadataDefinitions(blob: String, integer: String) -> [String] {
+        [
+            "\"__fm_stamps\" \(blob) NOT NULL", "\"__fm_revision\" \(integer) NOT NULL", "\"__fm_created\" \(integer) NOT NULL",
+            "\"__fm_fields\" \(blob)", "\"__fm_root\" \(integer)",
+        ]
+    }
+}

@@ -84,12 +84,12 @@ extension PostgresServerStorage {
         let oldCount = entity.fields.count - count
         for index in oldCount..<entity.fields.count {
             let field = entity.fields[index]
-            try await run("ALTER TABLE \(table.table) ADD COLUMN \(table.fieldColumns[index]) \(field.type.postgresColumnType)")
+            try await run("ALTER TABLE \(table.table) ADD COLUMN \(table.sql.fieldColumn(index)) \(field.type.postgresColumnType)")
             try await addReference(table, field: index, version: version)
             guard field.defaultValue != .null else { continue }
             var binds = PostgresBindings()
             try Self.bind(field.defaultValue, into: &binds)
-            try await run("UPDATE \(table.table) SET \(table.fieldColumns[index]) = $1", binds)
+            try await run("UPDATE \(table.table) SET \(table.sql.fieldColumn(index)) = $1", binds)
         }
         for row in try await run("SELECT \"id\", \"__fm_stamps\", \"__fm_fields\" FROM \(table.table)") {
             let (id, stamps, fields) = try row.decode((Int64, ByteBuffer, ByteBuffer?).self)
@@ -121,7 +121,7 @@ extension PostgresServerStorage {
     /// every value is read with the old type, the column takes the new one, and each value
     /// is written back converted; stamps stay.
     private nonisolated(nonsending) func convert(_ table: PostgresServerTable, field: Int, from oldType: FieldType) async throws {
-        let column = table.fieldColumns[field], entity = table.entity
+        let column = table.sql.fieldColumn(field), entity = table.entity
         var values: [(id: Int64, value: Value)] = []
         for row in try await run("SELECT \"id\", \(column) FROM \(table.table) WHERE \(column) IS NOT NULL") {
             let cells = row.makeRandomAccess()

@@ -35,7 +35,7 @@ extension PostgresServerStorage {
     public nonisolated(nonsending) func write(_ row: ServerRow, of entity: ServerEntity) async throws {
         windowEntities = nil
         let table = table(entity)
-        try await hold(.write, entity, id: row.record.id, width: table.columns.count)
+        try await hold(.write, entity, id: row.record.id, width: table.sql.columns.count)
         do {
             pending!.binds.append(row.record.id)
             for value in row.record.values { try Self.bind(value, into: &pending!.binds) }

@@ -5,12 +5,12 @@ import PostgresNIO
 extension PostgresServerStorage {
     public nonisolated(nonsending) func row(_ entity: ServerEntity, id: Int64) async throws -> ServerRow? {
         let table = table(entity)
-        guard let row = try await run(table.select, Self.binds(id)).first else { return nil }
+        guard let row = try await run(table.sql.select, Self.binds(id)).first else { return nil }
         return try Self.decodeRow(row, table, fieldRevisions: true)
     }
 
     public nonisolated(nonsending) func exists(_ entity: ServerEntity, id: Int64) async throws -> Bool {
-        try await !run(table(entity).exists, Self.binds(id)).isEmpty
+        try await !run(table(entity).sql.exists, Self.binds(id)).isEmpty
     }
 
     public nonisolated(nonsending) func deletion(_ entity: ServerEntity, id: Int64) async throws -> Deletion? {

@@ -124,7 +124,7 @@ extension PostgresServerStorage: ScopedServerStorage {
         if clear {
             try await run("UPDATE \(table) SET \"__fm_root\" = NULL WHERE \"__fm_root\" IS NOT NULL")
         } else if let parent {
-            let column = self.table(entity).fieldColumns[parent.field]
+            let column = self.table(entity).sql.fieldColumn(parent.field)
             try await run(
                 "UPDATE \(table) t SET \"__fm_root\" = s.\"root\" FROM (SELECT c.\"id\", p.\"__fm_root\" AS \"root\" FROM \(table) c "
                     + "LEFT JOIN \(self.table(parent.entity).table) p ON p.\"id\" = c.\(column)) s "
@@ -142,7 +142,7 @@ extension PostgresServerStorage: ScopedServerStorage {
         _ select: Int?, of entity: ServerEntity, where conditions: [(field: Int?, values: [Value])]
     ) async throws -> [Int64] {
         let table = table(entity)
-        func column(_ field: Int?) -> String { field.map { table.fieldColumns[$0] } ?? "\"id\"" }
+        func column(_ field: Int?) -> String { field.map { table.sql.fieldColumn($0) } ?? "\"id\"" }
         var sql = "SELECT DISTINCT \(column(select)) FROM \(table.table) WHERE \(column(select)) IS NOT NULL"
         var binds = PostgresBindings(capacity: conditions.count)
         for (number, condition) in conditions.enumerated() {
@@ -196,7 +196,7 @@ extension PostgresServerStorage: ScopedServerStorage {
         binds.append(through)
         let window = "\"__fm_revision\" > $\(binds.count - 1) AND \"__fm_revision\" <= $\(binds.count)"
         let alive = try await run(
-            "SELECT \(table.columns.joined(separator: ", ")) FROM \(table.table) WHERE \(filter) AND \(window) "
+            "SELECT \(table.sql.columnList) FROM \(table.table) WHERE \(filter) AND \(window) "
                 + "ORDER BY \"__fm_revision\", \"id\"", binds
         ).map { row throws(ServerError) in try Self.decodeRow(row, table, fieldRevisions: false) }
         var deletedBinds = Self.binds(entity.name)
@@ -218,7 +218,7 @@ extension PostgresServerStorage: ScopedServerStorage {
         let filter = Self.rootFilter(roots, column: "\"__fm_root\"", into: &binds)
         binds.append(through)
         return try await run(
-            "SELECT \(table.columns.joined(separator: ", ")) FROM \(table.table) WHERE \(filter) AND \"__fm_revision\" <= $\(binds.count) "
+            "SELECT \(table.sql.columnList) FROM \(table.table) WHERE \(filter) AND \"__fm_revision\" <= $\(binds.count) "
                 + "ORDER BY \"id\"", binds
         ).map { row throws(ServerError) in try Self.decodeRow(row, table, fieldRevisions: false) }
     }

@@ -1,4 +1,5 @@
 import FieldMerge
+import FieldMergeServer
 
 /// One entity's table in PostgreSQL, and the SQL the storage runs on it. Every name in it is
 /// quoted by ``PostgresIdentifier``; every value is a bind parameter (`$1`, `$2`, ...).
@@ -6,79 +7,66 @@ struct PostgresServerTable {
     let entity: Entity
     /// The entity's position in the schema, which names its constraints and indexes.
     let position: Int
-    /// The schema-qualified, quoted table name.
-    let table: String
     /// The quoted PostgreSQL schema.
     private let schema: String
-    /// The columns a row is read from and written to, in the order
+    /// The statements on one row by id (`$1`), over the schema-qualified, quoted table.
+    /// `sql.columns` is the columns a row is read from and written to, in the order
     /// ``PostgresServerStorage/decodeRow(_:_:fieldRevisions:)`` reads them: the id, the
     /// fields, the stamps, the revisions and the root (``FieldMergeServer/ServerRow/root``).
-    let columns: [String]
+    let sql: EntitySQL
     /// The upsert of records and their log entries, around the rows' parameters
     /// (``insertAndLog(rows:)``).
     private let insertHead: String, insertTail: String
     /// The delete of records with their tombstones and log entries, after the rows' parameters
     /// (``deleteAndLog(rows:)``).
     private let deleteTail: String
-    let select: String
     /// `select` and `exists` for the ids of a `bigint[]` (`$1`).
-    let selectAny: String
-    let existsAny: String
-    let exists: String
+    let selectAny: String, existsAny: String
     /// The records of this entity alive and changed in a window of revisions, in log order
     /// (bindings: entity, after, through); the same for deleted ones (id, revision, stamp,
     /// root).
-    let changedAlive: String
-    let changedDeleted: String
+    let changedAlive: String, changedDeleted: String
     /// `CREATE TABLE`, without foreign keys (added once every table exists).
     let createTable: String
     /// `ALTER TABLE ... ADD CONSTRAINT ... FOREIGN KEY` for each reference, checked at commit,
     /// and `CREATE INDEX` on each reference column.
     private(set) var foreignKeys: [String]
     private(set) var referenceIndexes: [String]
-    /// The quoted column of each field.
-    let fieldColumns: [String]
 
     init(_ entity: Entity, position: Int, schema: String) throws(PostgresIdentifierError) {
         self.entity = entity
         self.position = position
         self.schema = schema
-        table = schema + "." + (try PostgresIdentifier.quote(entity.name))
         var fieldColumns: [String] = []
         for field in entity.fields { fieldColumns.append(try PostgresIdentifier.quote(field.name)) }
-        self.fieldColumns = fieldColumns
-        columns = ["\"id\""] + fieldColumns + ["\"__fm_stamps\"", "\"__fm_revision\"", "\"__fm_created\"", "\"__fm_fields\"", "\"__fm_root\""]
+        sql = EntitySQL(
+            table: schema + "." + (try PostgresIdentifier.quote(entity.name)), fieldColumns: fieldColumns,
+            metadata: ServerRow.metadataColumns, parameter: "$1")
+        let table = sql.table, columnList = sql.columnList
         let log = schema + ".\"__fm_log\"", deleted = schema + ".\"__fm_deleted\""
-        let joined = columns.map { "t." + $0 }.joined(separator: ", ")
         let window = "WHERE l.\"entity\" = $1 AND l.\"revision\" > $2 AND l.\"revision\" <= $3 ORDER BY l.\"revision\", l.\"id\""
-        changedAlive = "SELECT \(joined) FROM \(log) l JOIN \(table) t ON t.\"id\" = l.\"id\" " + window
+        changedAlive = "SELECT \(sql.columnList(alias: "t")) FROM \(log) l JOIN \(table) t ON t.\"id\" = l.\"id\" " + window
         changedDeleted = "SELECT l.\"id\", d.\"revision\", d.\"stamp\", d.\"root\" FROM \(log) l JOIN \(deleted) d "
             + "ON d.\"entity\" = l.\"entity\" AND d.\"id\" = l.\"id\" " + window
-        let updates = columns.dropFirst().map { "\($0) = EXCLUDED.\($0)" }.joined(separator: ", ")
         let logEntry = "INSERT INTO \(log) (\"entity\", \"id\", \"revision\") "
         let logConflict = " ON CONFLICT (\"entity\", \"id\") DO UPDATE SET \"revision\" = EXCLUDED.\"revision\""
-        insertHead = "WITH written AS (INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES "
-        insertTail = " ON CONFLICT (\"id\") DO UPDATE SET \(updates) RETURNING \"id\", \"__fm_revision\") "
+        insertHead = "WITH written AS (INSERT INTO \(table) (\(columnList)) VALUES "
+        insertTail = " \(sql.onConflictUpdate) RETURNING \"id\", \"__fm_revision\") "
             + logEntry + "SELECT $1, \"id\", \"__fm_revision\" FROM written" + logConflict
-        select = "SELECT \(columns.joined(separator: ", ")) FROM \(table) WHERE \"id\" = $1"
-        selectAny = "SELECT \(columns.joined(separator: ", ")) FROM \(table) WHERE \"id\" = ANY($1)"
+        selectAny = "SELECT \(columnList) FROM \(table) WHERE \"id\" = ANY($1)"
         deleteTail = "), gone AS (DELETE FROM \(table) t USING input WHERE t.\"id\" = input.\"id\" RETURNING t.\"id\", t.\"__fm_root\"), "
             + "tombstone AS (INSERT INTO \(deleted) (\"entity\", \"id\", \"revision\", \"stamp\", \"root\") "
             + "SELECT $1, i.\"id\", i.\"revision\", i.\"stamp\", (SELECT g.\"__fm_root\" FROM gone g WHERE g.\"id\" = i.\"id\") FROM input i "
             + "ON CONFLICT (\"entity\", \"id\") DO UPDATE SET "
             + "\"revision\" = EXCLUDED.\"revision\", \"stamp\" = EXCLUDED.\"stamp\", \"root\" = EXCLUDED.\"root\") "
             + logEntry + "SELECT $1, \"id\", \"revision\" FROM input" + logConflict
-        exists = "SELECT 1 FROM \(table) WHERE \"id\" = $1"
         existsAny = "SELECT \"id\" FROM \(table) WHERE \"id\" = ANY($1)"
 
         var definitions = ["\"id\" BIGINT PRIMARY KEY"]
         for (index, field) in entity.fields.enumerated() {
-            definitions.append("\(fieldColumns[index]) \(field.type.postgresColumnType)")
+            definitions.append("\(sql.fieldColumn(index)) \(field.type.postgresColumnType)")
         }
-        definitions += [
-            "\"__fm_stamps\" BYTEA NOT NULL", "\"__fm_revision\" BIGINT NOT NULL", "\"__fm_created\" BIGINT NOT NULL", "\"__fm_fields\" BYTEA",
-            "\"__fm_root\" BIGINT",
-        ]
+        definitions += ServerRow.metadataDefinitions(blob: "BYTEA", integer: "BIGINT")
         createTable = "CREATE TABLE \(table) (" + definitions.joined(separator: ", ") + ")"
         foreignKeys = []
         referenceIndexes = []
@@ -91,24 +79,27 @@ struct PostgresServerTable {
         (foreignKeys, referenceIndexes) = (keys, indexes)
     }
 
+    /// The schema-qualified, quoted table name.
+    var table: String { sql.table }
+
     /// `ALTER TABLE ... ADD CONSTRAINT ... FOREIGN KEY` for field `field`, checked at commit;
     /// nil when it is no reference.
     func foreignKey(field index: Int) throws(PostgresIdentifierError) -> String? {
         guard let target = entity.fields[index].type.referenceTarget else { return nil }
         // Short generated names: entity and field names may already use the 63 bytes.
-        return "ALTER TABLE \(table) ADD CONSTRAINT \"__fm_fk_\(position)_\(index)\" FOREIGN KEY (\(fieldColumns[index])) "
+        return "ALTER TABLE \(table) ADD CONSTRAINT \"__fm_fk_\(position)_\(index)\" FOREIGN KEY (\(sql.fieldColumn(index))) "
             + "REFERENCES \(schema).\(try PostgresIdentifier.quote(target)) (\"id\") DEFERRABLE INITIALLY DEFERRED"
     }
 
     /// `CREATE INDEX` named `name` (a generated, safe name) on field `field`'s column.
     func referenceIndex(field index: Int, name: String) -> String {
-        "CREATE INDEX IF NOT EXISTS \"\(name)\" ON \(table) (\(fieldColumns[index]))"
+        "CREATE INDEX IF NOT EXISTS \"\(name)\" ON \(table) (\(sql.fieldColumn(index)))"
     }
 
     /// Writes `rows` records and their log entries in one statement (bindings: the entity's
     /// name, then each record's columns), replacing records that exist.
     func insertAndLog(rows: Int) -> String {
-        insertHead + Self.rows(rows, width: columns.count) + insertTail
+        insertHead + Self.rows(rows, width: sql.columns.count) + insertTail
     }
 
     /// Deletes `rows` records, writes their tombstones (each keeping its record's root) and
@@ -137,9 +128,7 @@ struct PostgresServerTable {
     }
 
     /// The ids of the alive records whose field `field` holds `$1`, ascending.
-    func referencing(field: Int) -> String {
-        "SELECT \"id\" FROM \(table) WHERE \(fieldColumns[field]) = $1 ORDER BY \"id\""
-    }
+    func referencing(field: Int) -> String { sql.referencing(field: field) }
 }
 
 extension FieldType {

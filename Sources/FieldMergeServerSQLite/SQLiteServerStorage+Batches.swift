@@ -8,7 +8,7 @@ extension SQLiteServerStorage {
     public nonisolated(nonsending) func rows(_ entity: ServerEntity, ids: [Int64]) async throws -> [Int64: ServerRow] {
         guard !ids.isEmpty else { return [:] }
         let table = table(entity)
-        let statement = try database.statement("SELECT \(table.columns) FROM \(table.table) WHERE \"id\" IN \(Self.idList)")
+        let statement = try database.statement("SELECT \(table.sql.columnList) FROM \(table.table) WHERE \"id\" IN \(Self.idList)")
         defer { statement.reset() }
         try statement.bind(Self.json(ids), at: 1)
         var rows: [Int64: ServerRow] = [:]

@@ -6,10 +6,11 @@ import FieldMergeServer
 /// One entity's table on the server, and its statements.
 final class SQLiteServerTable {
     let entity: Entity
-    let table: String
+    /// The statements on one row by id; `sql.columnList` is the columns a row is read from,
+    /// in the order ``SQLiteServerStorage/decodeRow`` reads them.
+    let sql: EntitySQL
+    /// `INSERT OR REPLACE` of every column.
     let insert: String
-    let select: String
-    let delete: String
     /// The records of this entity alive and changed in a window of revisions, in log order
     /// (bindings: entity, after, through); the same for deleted ones (id, revision, stamp).
     ///
@@ -17,37 +18,28 @@ final class SQLiteServerTable {
     /// (`+` keeps SQLite from reading them by the log's key instead, which starts with the
     /// entity: all of the entity's entries, for every page). Ordered as that index is, so
     /// nothing is sorted.
-    let changedAlive: String
-    /// The columns a row is read from, in the order ``SQLiteServerStorage/decodeRow`` reads them.
-    let columns: String
-    let changedDeleted: String
+    let changedAlive: String, changedDeleted: String
     /// The two hottest statements, kept here: cheaper than finding them by their SQL text.
     var selectStatement: Statement?
     var insertStatement: Statement?
 
     init(_ entity: Entity) {
         self.entity = entity
-        table = Database.quote(entity.name)
-        let columns = ["\"id\""] + entity.fields.map { Database.quote($0.name) }
-            + ["\"__fm_stamps\"", "\"__fm_revision\"", "\"__fm_created\"", "\"__fm_fields\"", "\"__fm_root\""]
-        let joined = columns.map { "t." + $0 }.joined(separator: ", ")
-        self.columns = columns.joined(separator: ", ")
+        sql = EntitySQL(
+            table: Database.quote(entity.name), fieldColumns: entity.fields.map { Database.quote($0.name) },
+            metadata: ServerRow.metadataColumns, parameter: "?")
         let window = "WHERE +l.\"entity\" = ? AND l.\"revision\" > ? AND l.\"revision\" <= ? ORDER BY l.\"revision\", l.\"entity\", l.\"id\""
-        changedAlive = "SELECT \(joined) FROM \"__fm_log\" l JOIN \(table) t ON t.\"id\" = l.\"id\" " + window
+        changedAlive = "SELECT \(sql.columnList(alias: "t")) FROM \"__fm_log\" l JOIN \(sql.table) t ON t.\"id\" = l.\"id\" " + window
         changedDeleted = "SELECT l.\"id\", d.\"revision\", d.\"stamp\" FROM \"__fm_log\" l JOIN \"__fm_deleted\" d "
             + "ON d.\"entity\" = l.\"entity\" AND d.\"id\" = l.\"id\" " + window
-        insert = "INSERT OR REPLACE INTO \(table) (\(columns.joined(separator: ", "))) VALUES ("
-            + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
-        select = "SELECT \(columns.joined(separator: ", ")) FROM \(table) WHERE \"id\" = ?"
-        delete = "DELETE FROM \(table) WHERE \"id\" = ?"
+        insert = "INSERT OR REPLACE INTO \(sql.table) (\(sql.columnList)) VALUES (\(sql.placeholders))"
     }
 
+    /// The quoted table name.
+    var table: String { sql.table }
+
     var createTable: String {
-        var columns = entity.columnDefinitions
-        columns += [
-            "\"__fm_stamps\" BLOB NOT NULL", "\"__fm_revision\" INTEGER NOT NULL", "\"__fm_created\" INTEGER NOT NULL", "\"__fm_fields\" BLOB",
-            "\"__fm_root\" INTEGER",
-        ]
+        let columns = entity.columnDefinitions + ServerRow.metadataDefinitions(blob: "BLOB", integer: "INTEGER")
         return "CREATE TABLE \(table) (" + columns.joined(separator: ", ") + ")"
     }
 }
@@ -55,7 +47,7 @@ final class SQLiteServerTable {
 extension SQLiteServerStorage {
     public nonisolated(nonsending) func row(_ entity: ServerEntity, id: Int64) async throws -> ServerRow? {
         let table = table(entity)
-        let statement = try cached(&table.selectStatement, table.select)
+        let statement = try cached(&table.selectStatement, table.sql.select)
         defer { statement.reset() }
         try statement.bind(id, at: 1)
         guard try statement.step() else { return nil }
@@ -63,7 +55,7 @@ extension SQLiteServerStorage {
     }
 
     public nonisolated(nonsending) func exists(_ entity: ServerEntity, id: Int64) async throws -> Bool {
-        let statement = try database.statement("SELECT 1 FROM \(table(entity).table) WHERE \"id\" = ?")
+        let statement = try database.statement(table(entity).sql.exists)
         defer { statement.reset() }
         try statement.bind(id, at: 1)
         return try statement.step()
@@ -95,7 +87,7 @@ extension SQLiteServerStorage {
             "INSERT OR REPLACE INTO \"__fm_deleted\" (\"entity\", \"id\", \"revision\", \"stamp\", \"root\") "
                 + "VALUES (?, ?, ?, ?, (SELECT \"__fm_root\" FROM \(table(entity).table) WHERE \"id\" = ?))",
             [.text(entity.name), .integer(id), .integer(revision), .blob(ServerRow.encodeStamps([tombstone])), .integer(id)])
-        try database.run(table(entity).delete, [.integer(id)])
+        try database.run(table(entity).sql.delete, [.integer(id)])
         try log(entity.name, id: id, revision: revision)
     }
 
@@ -117,8 +109,7 @@ extension SQLiteServerStorage {
     }
 
     public nonisolated(nonsending) func referencing(_ id: Int64, from entity: ServerEntity, field: Int) async throws -> [Int64] {
-        let column = Database.quote(entity.entity.fields[field].name)
-        return try database.rows("SELECT \"id\" FROM \(table(entity).table) WHERE \(column) = ? ORDER BY \"id\"", [.integer(id)])
+        try database.rows(table(entity).sql.referencing(field: field), [.integer(id)])
             .compactMap { row in
                 if case .integer(let child)? = row.first { return child }
                 return nil

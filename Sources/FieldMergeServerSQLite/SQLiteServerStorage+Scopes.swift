@@ -93,7 +93,7 @@ extension SQLiteServerStorage: ScopedServerStorage {
         let table = table(entity)
         let (filter, bindings) = Self.rootFilter(roots, column: "\"__fm_root\"")
         let rows = try database.statement(
-            "SELECT \(table.columns) FROM \(table.table) WHERE \(filter) AND \"__fm_revision\" > ? AND \"__fm_revision\" <= ? "
+            "SELECT \(table.sql.columnList) FROM \(table.table) WHERE \(filter) AND \"__fm_revision\" > ? AND \"__fm_revision\" <= ? "
                 + "ORDER BY \"__fm_revision\", \"id\"")
         defer { rows.reset() }
         try rows.bind(bindings + [.integer(after), .integer(through)])
@@ -120,7 +120,7 @@ extension SQLiteServerStorage: ScopedServerStorage {
         let table = table(entity)
         let (filter, bindings) = Self.rootFilter(roots, column: "\"__fm_root\"")
         let rows = try database.statement(
-            "SELECT \(table.columns) FROM \(table.table) WHERE \(filter) AND \"__fm_revision\" <= ? ORDER BY \"id\"")
+            "SELECT \(table.sql.columnList) FROM \(table.table) WHERE \(filter) AND \"__fm_revision\" <= ? ORDER BY \"id\"")
         defer { rows.reset() }
         try rows.bind(bindings + [.integer(through)])
         var result: [ServerRow] = []
