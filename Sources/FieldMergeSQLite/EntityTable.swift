@@ -8,6 +8,8 @@ final class EntityTable {
     /// `id, f1, ..., fn, stamps, pending, revision, ancestor`
     let upsert: String
     let select: String
+    /// `select` without its condition: every row, in no order (for queries to add theirs).
+    let selectRows: String
     /// Every row, permanent ids first in ascending order, then temporary ids from -1 down.
     let selectAll: String
     /// `select`, from the entity's shadow table (rows as they were before a plain-SQL write).
@@ -29,6 +31,7 @@ final class EntityTable {
         let updates = (fieldColumns + meta).map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
         upsert = "INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES (\(placeholders)) "
             + "ON CONFLICT (\"id\") DO UPDATE SET \(updates)"
+        selectRows = "SELECT \(columns.joined(separator: ", ")) FROM \(table)"
         select = "SELECT \(columns.joined(separator: ", ")) FROM \(table) WHERE \"id\" = ?"
         selectAll = "SELECT \(columns.joined(separator: ", ")) FROM \(table) ORDER BY \"id\" < 0, abs(\"id\")"
         selectShadow = "SELECT \(columns.joined(separator: ", ")) FROM \(StoreCapture.shadowName(entity)) WHERE \"id\" = ?"
