@@ -2,12 +2,8 @@ import FieldMerge
 
 extension Column {
     /// A `RawRepresentable` property with `String` raw values on a `text` field, which
-    /// stores the raw value.
-    ///
-    /// ```swift
-    /// enum Status: String, Sendable { case open, done }
-    /// .text("status", \.status, default: .open)
-    /// ```
+    /// stores the raw value: `.text("status", \.status, default: .open)` for an
+    /// `enum Status: String { case open, done }`.
     ///
     /// A stored text that is no raw value of `T` (written by a newer version of the app, or
     /// with plain SQL) fails the read with ``StoreError/Code/invalidRecord``, naming it.

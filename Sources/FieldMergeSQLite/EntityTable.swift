@@ -8,10 +8,9 @@ final class EntityTable {
     /// `id, f1, ..., fn, stamps, pending, revision, ancestor`
     let upsert: String
     let select: String
-    /// `select` without its condition: every row, in no order (for queries to add theirs).
+    /// `select` without its condition: every row, in no order (queries add theirs: by
+    /// default permanent ids first in ascending order, then temporary ids from -1 down).
     let selectRows: String
-    /// Every row, permanent ids first in ascending order, then temporary ids from -1 down.
-    let selectAll: String
     /// `select`, from the entity's shadow table (rows as they were before a plain-SQL write).
     let selectShadow: String
     let delete: String
@@ -33,7 +32,6 @@ final class EntityTable {
             + "ON CONFLICT (\"id\") DO UPDATE SET \(updates)"
         selectRows = "SELECT \(columns.joined(separator: ", ")) FROM \(table)"
         select = "SELECT \(columns.joined(separator: ", ")) FROM \(table) WHERE \"id\" = ?"
-        selectAll = "SELECT \(columns.joined(separator: ", ")) FROM \(table) ORDER BY \"id\" < 0, abs(\"id\")"
         selectShadow = "SELECT \(columns.joined(separator: ", ")) FROM \(StoreCapture.shadowName(entity)) WHERE \"id\" = ?"
         delete = "DELETE FROM \(table) WHERE \"id\" = ?"
         kinds = entity.fields.map(\.type.valueKind)

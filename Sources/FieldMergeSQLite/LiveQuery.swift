@@ -5,13 +5,8 @@ import Synchronization
 /// A live query for SwiftUI: ``rows`` holds what the query selects, refreshed on the main
 /// actor after every committed transaction that touches its table (``Store/observe(_:bufferingPolicy:)``).
 ///
-/// ```swift
-/// @State var urgent = try LiveQuery(store, Note.all.filter(\.severity >= 3).order(\.title))
-/// ...
-/// List(urgent.rows, id: \.id) { Text($0.title) }
-/// ```
-///
-/// It is `@Observable` (Observation, also on Linux): a view that reads ``rows`` redraws when
+/// A view keeps one in its state (`@State var urgent = try LiveQuery(store, Note.all.filter(\.severity >= 3))`)
+/// and lists `urgent.rows`. It is `@Observable` (Observation, also on Linux): a view that reads ``rows`` redraws when
 /// they change. It stops when released or on ``cancel()``, and its listener on the store
 /// goes with it.
 @MainActor @Observable
@@ -35,7 +30,7 @@ public final class LiveQuery<Row: StoredRecord & Sendable> {
     /// - Parameters:
     ///   - store: The store, used on the main actor.
     ///   - query: What to fetch.
-    /// - Throws: What ``Store/fetchAll(_:)-(RecordQuery<R>)`` throws for the first result.
+    /// - Throws: What `Store.fetchAll(_:)` of a query throws for the first result.
     public init(_ store: Store, _ query: RecordQuery<Row>) throws(StoreError) {
         let (first, values) = try store.observeAfterFirst(query, bufferingPolicy: .bufferingNewest(1))
         rows = first

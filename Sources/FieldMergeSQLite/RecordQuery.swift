@@ -2,19 +2,19 @@ import FieldMerge
 
 /// A query over the living records of one ``StoredRecord`` type: filters, order, limit.
 ///
-/// Build one from ``StoredRecord/all`` and run it with ``Store/fetchAll(_:)-(RecordQuery<R>)``,
+/// Build one from ``StoredRecord/all`` and run it with `Store.fetchAll(_:)` of a query,
 /// ``Store/fetchOne(_:)`` or ``Store/fetchCount(_:)``. Columns are named by key path (the
 /// property a ``Column`` maps) or by field name (``StoredRecord/field(_:)``); values are
 /// always bound as parameters, never spliced into the SQL.
 ///
 /// ```swift
-/// let urgent = try store.fetchAll(Note.all.filter(\.severity >= 3 && !(\.title == "")).order(\.title).limit(20))
+/// let urgent = try store.fetchAll(Note.all.filter(\.severity >= 3 && \.title != "").order(\.title).limit(20))
 /// let open = try store.fetchCount(Note.all.filter(.in(\.status, [.open, .blocked])))
 /// let named = try store.fetchAll(Note.all.filter(Note.field("title") == "Milk"))
 /// ```
 ///
 /// Deleted records are never returned (their tombstones live apart from the table). Without
-/// an order, or between equal keys, records come by id as ``Store/fetchAll(_:)-(R.Type)``
+/// an order, or between equal keys, records come by id as `Store.fetchAll(_:)` of a type
 /// gives them: permanent ids ascending, then records not yet on the server.
 public struct RecordQuery<Row: StoredRecord>: Sendable {
     /// The direction of one sort key.
@@ -74,7 +74,7 @@ public struct RecordQuery<Row: StoredRecord>: Sendable {
 
 extension StoredRecord {
     /// A query over every living record of this type, to narrow with
-    /// ``RecordQuery/filter(_:)``, ``RecordQuery/order(_:_:)-(KeyPath<Row,T>&Sendable,_)`` and ``RecordQuery/limit(_:offset:)``.
+    /// ``RecordQuery/filter(_:)``, `order(_:_:)` and ``RecordQuery/limit(_:offset:)``.
     public static var all: RecordQuery<Self> { RecordQuery() }
 
     /// The field named `name`, for filters that name a column by field name.

@@ -49,9 +49,8 @@ extension Store {
     /// ``captureExternalWrites()``).
     ///
     /// ```swift
-    /// for await change in store.changes(of: Note.self) {
-    ///     reload(change.inserted + change.updated)
-    /// }
+    /// let feed = store.changes(of: Note.self)
+    /// Task { for await change in feed { reload(change.inserted + change.updated) } }
     /// ```
     ///
     /// Each call is a new subscription, independent of ``onChange``; it ends, and its
@@ -72,9 +71,8 @@ extension Store {
     /// ``captureExternalWrites()``). Transactions on other tables do not refresh it.
     ///
     /// ```swift
-    /// for try await notes in try store.observe(Note.all.filter(\.severity >= 3).order(\.title)) {
-    ///     show(notes)
-    /// }
+    /// let urgent = try store.observe(Note.all.filter(\.severity >= 3).order(\.title))
+    /// Task { for try await notes in urgent { show(notes) } }   // now, then after each change
     /// ```
     ///
     /// The query runs again on the thread that committed, right after the commit (the
@@ -86,7 +84,7 @@ extension Store {
     ///   - query: What to fetch.
     ///   - bufferingPolicy: What a slow reader gets: every result (the default), or only
     ///     the newest (`.bufferingNewest(1)`).
-    /// - Throws: What ``fetchAll(_:)-(RecordQuery<R>)`` throws for the first result.
+    /// - Throws: What `fetchAll(_:)` of a query throws for the first result.
     public func observe<R: StoredRecord & Sendable>(
         _ query: RecordQuery<R>,
         bufferingPolicy: AsyncThrowingStream<[R], any Error>.Continuation.BufferingPolicy = .unbounded

@@ -1,18 +1,15 @@
 import FieldMerge
 
 extension Store {
-    /// The living records `query` selects, in its order.
-    ///
-    /// ```swift
-    /// let page = try store.fetchAll(Note.all.filter(\.severity >= 3).order(\.title).limit(20, offset: 40))
-    /// ```
+    /// The living records `query` selects, in its order: for example
+    /// `try store.fetchAll(Note.all.filter(\.severity >= 3).order(\.title).limit(20, offset: 40))`.
     ///
     /// - Throws: ``StoreError/Code/unknownField`` for a column the table does not map,
     ///   ``StoreError/Code/invalidArgument`` for a value that does not fit its column, an
     ///   ordering comparison with nil or a negative limit or offset,
     ///   ``StoreError/Code/invalidRecord`` for a stored value the property cannot take.
     public func fetchAll<R: StoredRecord>(_ query: RecordQuery<R>) throws(StoreError) -> [R] {
-        let table = try table(R.table.entity.name)
+        let table = try table(R.table.entity.name)  // an entity the schema does not have fails here, by name
         let sql = try QuerySQL(query, table)
         let rows = try sqlite { () throws(SQLiteError) -> [StoredRow] in
             let statement = try database.statement(table.selectRows + sql.clauses(ordered: true))
@@ -29,7 +26,7 @@ extension Store {
 
     /// The first living record `query` selects in its order, or nil.
     ///
-    /// - Throws: What ``fetchAll(_:)-(RecordQuery<R>)`` throws.
+    /// - Throws: What `fetchAll(_:)` of a query throws.
     public func fetchOne<R: StoredRecord>(_ query: RecordQuery<R>) throws(StoreError) -> R? {
         var first = query
         first.limit = min(query.limit ?? 1, 1)
@@ -38,7 +35,7 @@ extension Store {
 
     /// How many living records `query` selects (within its limit and offset, if any).
     ///
-    /// - Throws: What ``fetchAll(_:)-(RecordQuery<R>)`` throws.
+    /// - Throws: What `fetchAll(_:)` of a query throws.
     public func fetchCount<R: StoredRecord>(_ query: RecordQuery<R>) throws(StoreError) -> Int {
         let table = try table(R.table.entity.name)
         let sql = try QuerySQL(query, table)

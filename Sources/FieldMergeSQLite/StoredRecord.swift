@@ -204,18 +204,8 @@ extension Store {
     /// Every living record of the entity, by id (permanent ids first in ascending order, then
     /// records not yet on the server, newest temporary id last).
     public func fetchAll<R: StoredRecord>(_ type: R.Type) throws(StoreError) -> [R] {
-        let table = try table(R.table.entity.name)  // an entity the schema does not have fails here, by name
         // One pass over the table (its rows are the living records; tombstones live apart).
-        let rows = try sqlite { () throws(SQLiteError) -> [StoredRow] in
-            let statement = try database.statement(table.selectAll)
-            var rows: [StoredRow] = []
-            while try statement.step() { rows.append(try decodeRow(statement, table, id: statement.int64(0))) }
-            return rows
-        }
-        var records: [R] = []
-        records.reserveCapacity(rows.count)
-        for row in rows { records.append(try R.table.row(from: row.record)) }
-        return records
+        try fetchAll(R.all)
     }
 
     /// Deletes `record`, following the schema's references (by its permanent id when the

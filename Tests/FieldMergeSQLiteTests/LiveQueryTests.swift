@@ -6,7 +6,7 @@ import Synchronization
 import Testing
 
 /// `Store.observe(_:)`, `Store.changes(of:)` and `LiveQuery`.
-@Suite struct LiveQueryTests {
+@Suite(.timeLimit(.minutes(1))) struct LiveQueryTests {
     /// Waits (up to 5 s) for `condition`, letting other tasks run.
     nonisolated(nonsending) func eventually(_ condition: () -> Bool) async -> Bool {
         for _ in 0..<500 {
