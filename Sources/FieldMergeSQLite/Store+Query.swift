@@ -112,8 +112,8 @@ private struct QueryColumns<R: StoredRecord> {
         let index: Int?
         switch column {
         case .path(let path):
-            if path == \R.id { return Resolved(sql: "\"id\"", name: "id", type: .integer, column: nil) }
             index = R.table.columns.firstIndex { $0.keyPath == path }
+            if index == nil, Self.isID(path) { return Resolved(sql: "\"id\"", name: "id", type: .integer, column: nil) }
             guard let index, index < entity.fields.count else {
                 throw StoreError(.unknownField, "the key path \(path) names no column of \(R.self)'s table", entity: entity.name)
             }
@@ -129,6 +129,17 @@ private struct QueryColumns<R: StoredRecord> {
                         column: index! < R.table.columns.count ? R.table.columns[index!] : nil)
     }
 
+    /// Whether `path` is the record's `id` (`\Note.id` is not `\R.id`, the protocol's
+    /// requirement, as a key path: it is told by what it reads).
+    static func isID(_ path: AnyKeyPath) -> Bool {
+        var row = R()
+        for probe: Int64 in [0x5EED_1D, -0x5EED_1D] {
+            row.id = probe
+            guard row[keyPath: path] as? Int64 == probe else { return false }
+        }
+        return true
+    }
+
     func value(_ operand: QueryFilter<R>.Operand, for column: Resolved) throws(StoreError) -> Value {
         let converted: Value?
         switch operand {
@@ -137,7 +148,7 @@ private struct QueryColumns<R: StoredRecord> {
                 converted = (value as? Int64).map(Value.integer) ?? ((value as? Int64?) ?? nil).map(Value.integer)
             }
         case .value(let value):
-            converted = value.fits(column.type) ? value : nil
+            converted = value.fits(column.type) ? .some(value) : .none  // (a bare nil would be Value.null)
         }
         guard let converted else {
             throw StoreError(.invalidArgument, "a query value does not fit field '\(column.name)' (\(column.type.name))", entity: entity.name)

@@ -85,9 +85,13 @@ import Testing
         let values = try store.observe(Ticket.all)
         let changes = store.changes(of: Ticket.self)
         #expect(store.listenerCount == 2)
+        let (started, start) = AsyncStream.makeStream(of: Void.self)
         let reader = Task {
             var count = 0
-            for try await _ in values { count += 1 }
+            for try await _ in values {
+                count += 1
+                start.yield()
+            }
             return count
         }
         let changeReader = Task {
@@ -95,7 +99,7 @@ import Testing
             for await _ in changes { count += 1 }
             return count
         }
-        try await Task.sleep(for: .milliseconds(20))
+        for await _ in started { break }  // the reader has the first result
         reader.cancel()
         changeReader.cancel()
         let released = await eventually { store.listenerCount == 0 }

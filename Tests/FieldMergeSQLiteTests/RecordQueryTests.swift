@@ -91,7 +91,7 @@ func fiveTickets(_ store: Store) throws {
         // Two filters: both must match.
         #expect(try titles(store, Ticket.all.filter(\.severity > 1).filter(\.status == .open)) == ["c", "d", "e"])
         // NOT of a null test.
-        #expect(try titles(store, Ticket.all.filter(!.isNull(\.body))) == ["b", "d"])
+        #expect(try titles(store, Ticket.all.filter(!QueryFilter<Ticket>.isNull(\.body))) == ["b", "d"])
     }
 
     @Test func orderLimitOffsetOneAndCount() throws {
