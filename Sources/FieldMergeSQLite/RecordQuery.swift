@@ -88,7 +88,7 @@ enum QueryColumn: Sendable {
 }
 
 /// A field named by its name in the schema, for filters: `Note.field("title") == "Milk"`.
-/// Its values are ``Value``s of the field's kind (a literal of the right kind works).
+/// Its values are `Value`s of the field's kind (a literal of the right kind works).
 public struct QueryField<Row>: Sendable {
     let name: String
 
@@ -107,7 +107,7 @@ public struct QueryFilter<Row>: Sendable {
     }
 
     /// A value of a filter: of the property's type (converted as its column stores it), or
-    /// a ``Value`` for a column named by field name.
+    /// a `Value` for a column named by field name.
     enum Operand: Sendable {
         case typed(any Sendable)
         case value(Value)
