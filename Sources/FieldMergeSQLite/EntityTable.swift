@@ -9,8 +9,9 @@ final class EntityTable {
     let sql: EntitySQL
     /// `INSERT` of every column, or `UPDATE` of all but the id when the row exists.
     let upsert: String
-    /// Every row, permanent ids first in ascending order, then temporary ids from -1 down.
-    let selectAll: String
+    /// Every row, in no order (queries add theirs: by default permanent ids first in
+    /// ascending order, then temporary ids from -1 down).
+    let selectRows: String
     /// `select`, from the entity's shadow table (rows as they were before a plain-SQL write).
     let selectShadow: String
     /// The value kind each field accepts besides null, by position.
@@ -26,7 +27,7 @@ final class EntityTable {
             table: Database.quote(entity.name), fieldColumns: entity.fields.map { Database.quote($0.name) }, metadata: meta,
             parameter: "?")
         upsert = "INSERT INTO \(sql.table) (\(sql.columnList)) VALUES (\(sql.placeholders)) " + sql.onConflictUpdate
-        selectAll = "SELECT \(sql.columnList) FROM \(sql.table) ORDER BY \"id\" < 0, abs(\"id\")"
+        selectRows = "SELECT \(sql.columnList) FROM \(sql.table)"
         selectShadow = sql.select(from: StoreCapture.shadowName(entity))
         kinds = entity.fields.map(\.type.valueKind)
     }

@@ -3,7 +3,7 @@ import FieldMerge
 /// A change this device made to a record that then left what the device may hold (the
 /// server's scopes, Specs/store.md, "Leaving a scope"): the record was removed from its
 /// table, and the change kept here, never sent. ``Store/unsyncedChanges()`` lists it with
-/// the code ``code``; ``Store/discard(_:id:)`` drops it.
+/// the code ``code``; ``Store/discard(_:id:)-(String,_)`` drops it.
 ///
 /// If the record comes back later (it enters the device's scopes again), it comes back as
 /// the server has it: the change kept here stays until the app discards it, and is never

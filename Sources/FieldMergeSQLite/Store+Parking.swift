@@ -10,7 +10,7 @@ public struct UnsyncedChange: Sendable, Equatable {
     /// When it was last edited here (milliseconds since the epoch, from its newest stamp).
     public var editedAt: UInt64
     /// Why the server refused it, when it did: it is then kept aside and not sent again until
-    /// ``Store/retry(_:id:)``. Nil for a change that simply waits for the next sync.
+    /// ``Store/retry(_:id:)-(String,_)``. Nil for a change that simply waits for the next sync.
     public var refusal: Refusal?
 
     /// The server's reason for refusing a change.
@@ -27,8 +27,8 @@ extension Store {
     /// Every change that has not reached the server: those the next sync sends, those the
     /// server refused, kept aside with its reason, and then those whose records left what
     /// the device may hold (``keptAside()``, code ``KeptAside/code``). Nothing is ever dropped
-    /// silently: a refused change stays here until the app retries it (``retry(_:id:)``),
-    /// edits and retries it, or gives it up (``discard(_:id:)``). Writes made with plain SQL
+    /// silently: a refused change stays here until the app retries it (``retry(_:id:)-(String,_)``),
+    /// edits and retries it, or gives it up (``discard(_:id:)-(String,_)``). Writes made with plain SQL
     /// count at once (``captureExternalWrites()``).
     public func unsyncedChanges() throws(StoreError) -> [UnsyncedChange] {
         if writable { try captureExternalWrites() }

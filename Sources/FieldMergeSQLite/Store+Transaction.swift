@@ -82,8 +82,8 @@ extension Store {
         return result
     }
 
-    /// The outermost transaction: marked as the store's own, reported to ``onChange`` once
-    /// after it commits; on an error rolled back with the in-memory state, the error
+    /// The outermost transaction: marked as the store's own, reported to ``onChange`` (and the
+    /// store's own listeners) once after it commits; on an error rolled back with the in-memory state, the error
     /// rethrown unchanged.
     private func perform<T>(origin: StoreChange.Origin, _ body: () throws -> T) throws -> T {
         let saved = (clock, maxRevision, nextTemporaryID, scopeState)
@@ -97,11 +97,13 @@ extension Store {
                 try unmarkOwnWrites()
                 return result
             }
-            if let change = pendingChange, let onChange {
+            if var change = pendingChange {
                 pendingChange = nil
-                var change = change
                 change.origin = origin
-                if !change.isEmpty { onChange(change) }
+                if !change.isEmpty {
+                    onChange?(change)
+                    observers.publish(change, from: self)
+                }
             }
             return result
         } catch {

@@ -36,6 +36,8 @@ public final class Store {
     public var onChange: ((StoreChange) -> Void)?
     /// What the transaction in progress changed so far.
     var pendingChange: StoreChange?
+    /// The typed change feeds and live queries listening (``changes(of:)``, ``observe(_:bufferingPolicy:)``).
+    let observers = StoreObservers()
     /// Whether `__fm_writer` holds the marker of the transaction in progress (a store call
     /// runs), so the capture triggers skip its writes.
     var ownWrites = false

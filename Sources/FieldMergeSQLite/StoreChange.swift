@@ -57,7 +57,7 @@ public struct StoreChange: Sendable, Equatable {
 extension Store {
     /// Notes a change in the journal of the transaction in progress.
     func journal(_ note: (inout StoreChange) -> Void) {
-        guard onChange != nil else { return }
+        guard onChange != nil || !observers.isEmpty else { return }
         if pendingChange == nil { pendingChange = StoreChange(origin: .local) }
         note(&pendingChange!)
     }

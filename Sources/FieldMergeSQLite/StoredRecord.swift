@@ -56,8 +56,8 @@ public struct RecordTable<Row>: Sendable {
         row.id = record.id
         for (index, column) in columns.enumerated() {
             guard column.write(&row, record.values[index]) else {
-                throw StoreError(.invalidRecord, "field '\(column.field.name)' holds \(record.values[index].kind.rawValue), which the property cannot take",
-                                 entity: entity.name, id: record.id)
+                let what = column.mismatch?(record.values[index]) ?? "\(record.values[index].kind.rawValue), which the property cannot take"
+                throw StoreError(.invalidRecord, "field '\(column.field.name)' holds \(what)", entity: entity.name, id: record.id)
             }
         }
         return row
@@ -65,65 +65,102 @@ public struct RecordTable<Row>: Sendable {
 }
 
 /// One field of a ``RecordTable``: its name, type and strategy, and the property it maps to.
+///
+/// Every factory takes the field's `default:` (the value records that exist when the field
+/// is added to a schema get; null when not given) and `renamedFrom:` (the field's name in
+/// the schema version before, when this version renames it: values, stamps and pending
+/// edits stay). Specs/schema.md, "Evolution".
 public struct Column<Row>: Sendable {
     public let field: Field
     let read: @Sendable (Row) -> Value
     /// Sets the property; false when the value does not fit it.
     let write: @Sendable (inout Row, Value) -> Bool
+    /// The property the column maps to, for queries that name it by key path.
+    let keyPath: (AnyKeyPath & Sendable)?
+    /// A value of the property's type as the field stores it; nil for another type.
+    let encode: @Sendable (any Sendable) -> Value?
+    /// Says what a stored value the property cannot take is (nil: its kind says it).
+    let mismatch: (@Sendable (Value) -> String)?
 
-    init(_ field: Field, read: @escaping @Sendable (Row) -> Value, write: @escaping @Sendable (inout Row, Value) -> Bool) {
+    init(
+        _ field: Field, keyPath: (AnyKeyPath & Sendable)? = nil, read: @escaping @Sendable (Row) -> Value,
+        write: @escaping @Sendable (inout Row, Value) -> Bool, encode: @escaping @Sendable (any Sendable) -> Value? = { _ in nil },
+        mismatch: (@Sendable (Value) -> String)? = nil
+    ) {
         self.field = field
+        self.keyPath = keyPath
         self.read = read
         self.write = write
+        self.encode = encode
+        self.mismatch = mismatch
     }
 
     /// A column for a property of a type that converts to and from ``Value``.
     static func mapped<T>(
         _ name: String, _ type: FieldType, _ path: WritableKeyPath<Row, T> & Sendable, strategy: FieldStrategy?,
-        to value: @escaping @Sendable (T) -> Value, from: @escaping @Sendable (Value) -> T?
+        default defaultValue: T? = nil, renamedFrom: String? = nil,
+        to value: @escaping @Sendable (T) -> Value, from: @escaping @Sendable (Value) -> T?,
+        mismatch: (@Sendable (Value) -> String)? = nil
     ) -> Column {
-        Column(Field(name, type, strategy: strategy), read: { value($0[keyPath: path]) }, write: { row, stored in
+        let field = Field(name, type, strategy: strategy, default: defaultValue.map(value) ?? .null, renamedFrom: renamedFrom)
+        return Column(field, keyPath: path, read: { value($0[keyPath: path]) }, write: { row, stored in
             guard let converted = from(stored) else { return false }
             row[keyPath: path] = converted
             return true
-        })
+        }, encode: { operand in (operand as? T).map(value) }, mismatch: mismatch)
     }
 
-    public static func text(_ name: String, _ path: WritableKeyPath<Row, String> & Sendable, strategy: FieldStrategy? = nil) -> Column {
-        mapped(name, .text, path, strategy: strategy, to: Value.text) { if case .text(let v) = $0 { v } else { nil } }
+    public static func text(_ name: String, _ path: WritableKeyPath<Row, String> & Sendable, strategy: FieldStrategy? = nil,
+        default defaultValue: String? = nil, renamedFrom: String? = nil
+    ) -> Column {
+        mapped(name, .text, path, strategy: strategy, default: defaultValue, renamedFrom: renamedFrom, to: Value.text) { if case .text(let v) = $0 { v } else { nil } }
     }
 
-    public static func text(_ name: String, _ path: WritableKeyPath<Row, String?> & Sendable, strategy: FieldStrategy? = nil) -> Column {
-        mapped(name, .text, path, strategy: strategy, to: { $0.map(Value.text) ?? .null }) {
+    public static func text(_ name: String, _ path: WritableKeyPath<Row, String?> & Sendable, strategy: FieldStrategy? = nil,
+        default defaultValue: String? = nil, renamedFrom: String? = nil
+    ) -> Column {
+        mapped(name, .text, path, strategy: strategy, default: defaultValue, renamedFrom: renamedFrom, to: { $0.map(Value.text) ?? .null }) {
             switch $0 { case .text(let v): .some(v); case .null: .some(nil); default: nil }
         }
     }
 
-    public static func integer(_ name: String, _ path: WritableKeyPath<Row, Int64> & Sendable, strategy: FieldStrategy? = nil) -> Column {
-        mapped(name, .integer, path, strategy: strategy, to: Value.integer) { if case .integer(let v) = $0 { v } else { nil } }
+    public static func integer(_ name: String, _ path: WritableKeyPath<Row, Int64> & Sendable, strategy: FieldStrategy? = nil,
+        default defaultValue: Int64? = nil, renamedFrom: String? = nil
+    ) -> Column {
+        mapped(name, .integer, path, strategy: strategy, default: defaultValue, renamedFrom: renamedFrom, to: Value.integer) { if case .integer(let v) = $0 { v } else { nil } }
     }
 
-    public static func real(_ name: String, _ path: WritableKeyPath<Row, Double> & Sendable, strategy: FieldStrategy? = nil) -> Column {
-        mapped(name, .real, path, strategy: strategy, to: Value.real) { if case .real(let v) = $0 { v } else { nil } }
+    public static func real(_ name: String, _ path: WritableKeyPath<Row, Double> & Sendable, strategy: FieldStrategy? = nil,
+        default defaultValue: Double? = nil, renamedFrom: String? = nil
+    ) -> Column {
+        mapped(name, .real, path, strategy: strategy, default: defaultValue, renamedFrom: renamedFrom, to: Value.real) { if case .real(let v) = $0 { v } else { nil } }
     }
 
-    public static func bool(_ name: String, _ path: WritableKeyPath<Row, Bool> & Sendable, strategy: FieldStrategy? = nil) -> Column {
-        mapped(name, .bool, path, strategy: strategy, to: Value.bool) { if case .bool(let v) = $0 { v } else { nil } }
+    public static func bool(_ name: String, _ path: WritableKeyPath<Row, Bool> & Sendable, strategy: FieldStrategy? = nil,
+        default defaultValue: Bool? = nil, renamedFrom: String? = nil
+    ) -> Column {
+        mapped(name, .bool, path, strategy: strategy, default: defaultValue, renamedFrom: renamedFrom, to: Value.bool) { if case .bool(let v) = $0 { v } else { nil } }
     }
 
     /// Milliseconds since 1970, UTC; nil is null.
-    public static func date(_ name: String, _ path: WritableKeyPath<Row, Int64?> & Sendable, strategy: FieldStrategy? = nil) -> Column {
-        mapped(name, .date, path, strategy: strategy, to: { $0.map(Value.date) ?? .null }) {
+    public static func date(_ name: String, _ path: WritableKeyPath<Row, Int64?> & Sendable, strategy: FieldStrategy? = nil,
+        default defaultValue: Int64? = nil, renamedFrom: String? = nil
+    ) -> Column {
+        mapped(name, .date, path, strategy: strategy, default: defaultValue, renamedFrom: renamedFrom, to: { $0.map(Value.date) ?? .null }) {
             switch $0 { case .date(let v): .some(v); case .null: .some(nil); default: nil }
         }
     }
 
-    public static func blob(_ name: String, _ path: WritableKeyPath<Row, [UInt8]> & Sendable, strategy: FieldStrategy? = nil) -> Column {
-        mapped(name, .blob, path, strategy: strategy, to: Value.blob) { if case .blob(let v) = $0 { v } else { nil } }
+    public static func blob(_ name: String, _ path: WritableKeyPath<Row, [UInt8]> & Sendable, strategy: FieldStrategy? = nil,
+        default defaultValue: [UInt8]? = nil, renamedFrom: String? = nil
+    ) -> Column {
+        mapped(name, .blob, path, strategy: strategy, default: defaultValue, renamedFrom: renamedFrom, to: Value.blob) { if case .blob(let v) = $0 { v } else { nil } }
     }
 
-    public static func textSet(_ name: String, _ path: WritableKeyPath<Row, Set<String>> & Sendable, strategy: FieldStrategy? = nil) -> Column {
-        mapped(name, .textSet, path, strategy: strategy, to: { .textSet(TextSet($0)) }) {
+    public static func textSet(_ name: String, _ path: WritableKeyPath<Row, Set<String>> & Sendable, strategy: FieldStrategy? = nil,
+        default defaultValue: Set<String>? = nil, renamedFrom: String? = nil
+    ) -> Column {
+        mapped(name, .textSet, path, strategy: strategy, default: defaultValue, renamedFrom: renamedFrom, to: { .textSet(TextSet($0)) }) {
             switch $0 { case .textSet(let v): Set(v.elements); case .null: []; default: nil }
         }
     }
@@ -131,9 +168,10 @@ public struct Column<Row>: Sendable {
     /// The id of a record of `target`, or nil.
     public static func reference(
         _ name: String, _ path: WritableKeyPath<Row, Int64?> & Sendable, to target: String, onDelete: ReferenceAction,
-        strategy: FieldStrategy? = nil
+        strategy: FieldStrategy? = nil, default defaultValue: Int64? = nil, renamedFrom: String? = nil
     ) -> Column {
-        mapped(name, .reference(to: target, onDelete: onDelete), path, strategy: strategy, to: { $0.map(Value.integer) ?? .null }) {
+        mapped(name, .reference(to: target, onDelete: onDelete), path, strategy: strategy, default: defaultValue,
+               renamedFrom: renamedFrom, to: { $0.map(Value.integer) ?? .null }) {
             switch $0 { case .integer(let v): .some(v); case .null: .some(nil); default: nil }
         }
     }
@@ -166,18 +204,8 @@ extension Store {
     /// Every living record of the entity, by id (permanent ids first in ascending order, then
     /// records not yet on the server, newest temporary id last).
     public func fetchAll<R: StoredRecord>(_ type: R.Type) throws(StoreError) -> [R] {
-        let table = try table(R.table.entity.name)  // an entity the schema does not have fails here, by name
         // One pass over the table (its rows are the living records; tombstones live apart).
-        let rows = try sqlite { () throws(SQLiteError) -> [StoredRow] in
-            let statement = try database.statement(table.selectAll)
-            var rows: [StoredRow] = []
-            while try statement.step() { rows.append(try decodeRow(statement, table, id: statement.int64(0))) }
-            return rows
-        }
-        var records: [R] = []
-        records.reserveCapacity(rows.count)
-        for row in rows { records.append(try R.table.row(from: row.record)) }
-        return records
+        try fetchAll(R.all)
     }
 
     /// Deletes `record`, following the schema's references (by its permanent id when the

@@ -17,6 +17,10 @@ extension DocSnippets {
         ("Sources/FieldMergeSQLite/StoreReader.swift", storeTests, "StoreReader.swift"),
         ("Sources/FieldMergeSQLite/Store+Transaction.swift", storeTests, "Store+Transaction.swift"),
         ("Sources/FieldMergeSync/SyncClient+Changes.swift", storeTests, "SyncClient+Changes.swift"),
+        ("Sources/FieldMergeSQLite/RecordQuery.swift", queryTests, "RecordQuery.swift"),
+        ("Sources/FieldMerge/RecordMergeInput+Names.swift", "Tests/FieldMergeTests/RecordRuleNameTests.swift",
+         "RecordMergeInput+Names.swift"),
+        ("Sources/FieldMergeSQLite/Store+Observation.swift", queryTests, "Store+Observation.swift"),
         ("Sources/FieldMergeServer/TenantDirectory.swift", serverTests, "TenantDirectory.swift"),
         ("Sources/FieldMergeServerHTTP/SyncHTTPServer.swift", serverTests, "SyncHTTPServer.swift"),
         ("Sources/FieldMergeServerHTTP/SyncHTTPServer+Shutdown.swift", serverTests, "SyncHTTPServer+Shutdown.swift"),
@@ -29,6 +33,7 @@ extension DocSnippets {
     ]
     static let sqliteTests = "Tests/FieldMergeServerHTTPTests/DocCommentSQLiteTests.swift"
     static let storeTests = "Tests/FieldMergeServerHTTPTests/DocCommentStoreTests.swift"
+    static let queryTests = "Tests/FieldMergeServerHTTPTests/DocCommentQueryTests.swift"
     static let serverTests = "Tests/FieldMergeServerHTTPTests/DocCommentServerTests.swift"
 
     /// The lines of a document; for a Swift source file, the text of its `///` comments (one

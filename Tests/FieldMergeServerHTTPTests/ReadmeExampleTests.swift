@@ -61,9 +61,11 @@ import Testing
             return l.count == r.count ? input.lastEdit : (l.count > r.count ? input.local : input.remote)
         }
         let doneHasDate = ClosureRecordStrategy(name: "doneHasDate") { input in
-            var values = input.proposal                            // what the field strategies chose
-            if values[2] == true, values[5] == .null { values[5] = .date(1_700_000_000_000) }
-            return values
+            var input = input                                      // proposal: what the field strategies chose
+            if input[proposal: "done"] == true, input[proposal: "completedAt"] == .null {
+                input[proposal: "completedAt"] = .date(1_700_000_000_000)
+            }
+            return input.proposal
         }
         // README block end
         let ruled = Entity("tasks", fields: [
@@ -115,6 +117,17 @@ import Testing
         #expect(pending.count == 2 && pending.allSatisfy { $0.kind == .create })
 
         // README block begin
+        let milk = try store.fetchOne(Reminder.all.filter(\.title == "Milk" && \.listID == list.id))
+        let doneCount = try store.fetchCount(Reminder.all.filter(\.isDone == true))          // 1
+        let open = try store.observe(Reminder.all.filter(\.isDone == false).order(\.title))  // now, then after each change
+        // README block end
+        #expect(milk?.id == reminder.id && milk?.isDone == true)
+        #expect(doneCount == 1)
+        var openNow = open.makeAsyncIterator()
+        let noneOpen = try await openNow.next()
+        #expect(noneOpen?.isEmpty == true)
+
+        // README block begin
         let server = InProcessTransport(server: try RevisionServer(.memory, schema: appSchema))
         let client = SyncClient(store: store, transport: server)
         var summary = SyncSummary()
@@ -133,6 +146,8 @@ import Testing
         // README block end
         #expect(summary.sent == 4)
         #expect(names.count == 2)
+        let callAnn = try await openNow.next()   // the live query heard the client's write
+        #expect(callAnn?.map(\.title) == ["Call Ann"])
 
         @Sendable func reload(_ ids: [Int64]) {}
         // README block begin
@@ -169,7 +184,7 @@ import Testing
     @Test func readmeBlocks_areTheCodeThisFileCompiles() throws {
         try DocSnippets.expectBlocksMatch(
             document: "README.md", marker: "README", testFile: "Tests/FieldMergeServerHTTPTests/ReadmeExampleTests.swift")
-        #expect(DocSnippets.swiftBlocks(try DocSnippets.lines("README.md")).count == 7, "README.md's swift blocks changed; update this file")
+        #expect(DocSnippets.swiftBlocks(try DocSnippets.lines("README.md")).count == 8, "README.md's swift blocks changed; update this file")
     }
 
     static func removeReplicaFiles() {
