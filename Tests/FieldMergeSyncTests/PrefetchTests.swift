@@ -97,6 +97,9 @@ extension SyncClient {
         #expect(first.response.hasMore)
         let second = try #require(first.follower)
         #expect(second.maxRevision == first.response.maxRevision)
+        // The follower's request is sent from its own task, which may not have reached the
+        // transport yet: wait for its answer before counting.
+        _ = try await second.task.value
         #expect(await world.transport.requests - before == 2)
         // The follower is taken as it is: no second request for the same page.
         let page2 = try await reader.prefetch(after: second.maxRevision, follower: second).task.value
