@@ -56,6 +56,10 @@ public actor SyncClient {
     private var running: Job?
     private var queued: Job?
     private var jobs = 0
+    /// Where the client stands (``state``), and who hears of each change (``states(bufferingPolicy:)``).
+    var currentState = SyncState()
+    var stateListeners: [Int: AsyncStream<SyncState>.Continuation] = [:]
+    var nextStateListener = 0
 
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
@@ -106,6 +110,7 @@ public actor SyncClient {
     public func write<T: Sendable>(_ body: (Store) throws -> T) throws -> T {
         let result = try store.transaction { try body(store) }
         committed()
+        refreshUnsynced()
         live?.localWrite()
         return result
     }
@@ -116,6 +121,7 @@ public actor SyncClient {
     public func withStore<T: Sendable>(_ body: (Store) throws -> T) rethrows -> T {
         defer {
             committed()
+            refreshUnsynced()
             live?.localWrite()
         }
         return try body(store)
@@ -202,10 +208,13 @@ public actor SyncClient {
         let task = Task { () -> Result<SyncSummary, SyncError> in
             if let previous { _ = await previous.value }
             if queued?.id == id { (running, queued) = (queued, nil) }
-            defer { if running?.id == id { running = nil } }
-            return await run(job: id, maxRounds: maxRounds)
+            let result = await run(job: id, maxRounds: maxRounds)
+            if running?.id == id { running = nil }
+            syncEnded(result)
+            return result
         }
         if previous == nil { running = Job(id: id, task: task) } else { queued = Job(id: id, task: task) }
+        updateState { $0.isSyncing = true }
         return id
     }
 
@@ -232,5 +241,6 @@ public actor SyncClient {
     func report(_ progress: SyncProgress, job id: Int) {
         let observers = running?.id == id ? running!.observers : []
         for observer in observers { observer(progress) }
+        updateState { $0.progress = progress }
     }
 }

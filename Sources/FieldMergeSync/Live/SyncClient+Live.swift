@@ -22,6 +22,7 @@ extension SyncClient {
         live?.stop()
         let session = LiveSession(client: self, channel: channel, options: options)
         live = session
+        updateState { $0.isLive = true }
         return session.outcomes
     }
 
@@ -35,6 +36,10 @@ extension SyncClient {
         live = nil
         session.stop()
         await session.finished()
+        updateState {
+            $0.isLive = live != nil
+            $0.isConnected = false
+        }
     }
 
     /// Whether live mode runs.
@@ -54,16 +59,24 @@ extension SyncClient {
             let events = channel.events(since: liveCursor, schema: schemaFingerprintForLive, subscriptions: liveSubscriptions)
             for try await event in events {
                 received = true
-                if case .ready(let revision) = event { report.yield(.connected(revision: revision)) }
+                if case .ready(let revision) = event {
+                    updateState { $0.isConnected = true }
+                    report.yield(.connected(revision: revision))
+                }
                 switch handle(event) {
                 case .nothing: break
                 case .sync: wake()
-                case .applied(let summary): report.yield(.applied(summary, revision: liveCursor))
+                case .applied(let summary):
+                    let now = store.wall.milliseconds()
+                    updateState { $0.lastSynced = now }
+                    report.yield(.applied(summary, revision: liveCursor))
                 }
             }
         } catch {
+            updateState { $0.isConnected = false }
             return (received, "\(error)")
         }
+        updateState { $0.isConnected = false }
         return (received, nil)
     }
 
