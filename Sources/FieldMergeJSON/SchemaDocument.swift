@@ -16,12 +16,53 @@ public enum SchemaDocument {
         _ json: JSONValue, path: String = "$", customStrategies: [String: FieldStrategy] = [:],
         recordStrategies: [String: any RecordMergeStrategy] = [:]
     ) throws(DocumentError) -> Schema {
+        try decode(json, path: path, Strategies(fields: customStrategies, records: recordStrategies))
+    }
+
+    /// The outline of a schema document (what `fieldmerge schema diff` compares): custom
+    /// strategies and record rules are kept by name, without the code that runs them, so a
+    /// tool can compare an app's schema files without the app.
+    ///
+    /// - Returns: The outline and the schema's version.
+    public static func outline(_ json: JSONValue, path: String = "$") throws(DocumentError) -> (outline: SchemaOutline, version: Int) {
+        let schema = try decode(json, path: path, Strategies(namesOnly: true))
+        return (SchemaOutline(schema), schema.version)
+    }
+
+    /// The strategies a document may name beyond the built-in ones.
+    struct Strategies {
+        var fields: [String: FieldStrategy] = [:]
+        var records: [String: any RecordMergeStrategy] = [:]
+        /// Unknown names are kept as names (``outline(_:path:)``): the schema built is never run.
+        var namesOnly = false
+
+        func field(_ name: String, at path: String) throws(DocumentError) -> FieldStrategy {
+            if let builtIn = FieldStrategy(builtIn: name) { return builtIn }
+            if let strategy = fields[name] { return strategy }
+            if namesOnly { return .custom(NameOnly(name: name)) }
+            throw DocumentError(path: path, message: "unknown strategy '\(name)'")
+        }
+
+        func record(_ name: String) -> (any RecordMergeStrategy)? {
+            records[name] ?? (namesOnly ? NameOnly(name: name) : nil)
+        }
+    }
+
+    /// A strategy known by its name only, in a schema built to be outlined, never merged
+    /// with (it keeps the field strategies' proposal if it ever were).
+    struct NameOnly: FieldMergeStrategy, RecordMergeStrategy {
+        let name: String
+        func merge(_ input: FieldMergeInput) -> Value { input.remote }
+        func merge(_ input: RecordMergeInput) -> ContiguousArray<Value> { input.proposal }
+    }
+
+    private static func decode(_ json: JSONValue, path: String, _ strategies: Strategies) throws(DocumentError) -> Schema {
         let reader = Reader(path: path, json)
         try reader.allowOnly(["entities", "version"])
         let version = try reader.has("version") ? try reader.integer("version") : 1
         guard version >= 1, version <= Int64(Int32.max) else { throw reader.error("version", "a schema version is 1 or more") }
         let entities = try reader.array("entities").map { (entity) throws(DocumentError) -> Entity in
-            try decodeEntity(entity, customStrategies: customStrategies, recordStrategies: recordStrategies)
+            try decodeEntity(entity, strategies)
         }
         do {
             return try Schema(entities, version: Int(version))
@@ -30,14 +71,11 @@ public enum SchemaDocument {
         }
     }
 
-    private static func decodeEntity(
-        _ reader: Reader, customStrategies: [String: FieldStrategy],
-        recordStrategies: [String: any RecordMergeStrategy]
-    ) throws(DocumentError) -> Entity {
+    private static func decodeEntity(_ reader: Reader, _ strategies: Strategies) throws(DocumentError) -> Entity {
         try reader.allowOnly(["name", "fields", "defaultStrategy", "deletePolicy", "recordStrategy", "renamedFrom", "retired"])
         let name = try reader.string("name")
         let defaultStrategy = try reader.optionalString("defaultStrategy").map { (s) throws(DocumentError) in
-            try strategy(s, at: reader.path + ".defaultStrategy", customStrategies)
+            try strategies.field(s, at: reader.path + ".defaultStrategy")
         } ?? .lastEditWins
         let policyName = try reader.optionalString("deletePolicy") ?? DeletePolicy.deleteWins.rawValue
         guard let policy = DeletePolicy(rawValue: policyName) else {
@@ -46,13 +84,13 @@ public enum SchemaDocument {
         }
         var recordStrategy: (any RecordMergeStrategy)?
         if let ruleName = try reader.optionalString("recordStrategy") {
-            guard let rule = recordStrategies[ruleName] else {
+            guard let rule = strategies.record(ruleName) else {
                 throw reader.error("recordStrategy", "unknown record strategy '\(ruleName)'")
             }
             recordStrategy = rule
         }
         let fields = try reader.array("fields").map { (field) throws(DocumentError) -> Field in
-            try decodeField(field, customStrategies: customStrategies)
+            try decodeField(field, strategies)
         }
         return Entity(
             name, fields: fields, defaultStrategy: defaultStrategy, deletePolicy: policy,
@@ -60,7 +98,7 @@ public enum SchemaDocument {
             retired: try reader.optionalBool("retired") ?? false)
     }
 
-    private static func decodeField(_ reader: Reader, customStrategies: [String: FieldStrategy]) throws(DocumentError) -> Field {
+    private static func decodeField(_ reader: Reader, _ strategies: Strategies) throws(DocumentError) -> Field {
         try reader.allowOnly(["name", "type", "strategy", "references", "onDelete", "default", "renamedFrom", "retired"])
         let name = try reader.string("name")
         let typeName = try reader.string("type")
@@ -78,7 +116,7 @@ public enum SchemaDocument {
             throw reader.error("type", "unknown field type '\(typeName)'")
         }
         let strategy = try reader.optionalString("strategy").map { (s) throws(DocumentError) in
-            try Self.strategy(s, at: reader.path + ".strategy", customStrategies)
+            try strategies.field(s, at: reader.path + ".strategy")
         }
         let defaultValue = try reader.optional("default").map { (json) throws(DocumentError) in
             try RecordDocument.decodeValue(json, type: type, path: reader.path + ".default")
@@ -86,14 +124,6 @@ public enum SchemaDocument {
         return Field(
             name, type, strategy: strategy, default: defaultValue, renamedFrom: try reader.optionalString("renamedFrom"),
             retired: try reader.optionalBool("retired") ?? false)
-    }
-
-    private static func strategy(
-        _ name: String, at path: String, _ custom: [String: FieldStrategy]
-    ) throws(DocumentError) -> FieldStrategy {
-        if let builtIn = FieldStrategy(builtIn: name) { return builtIn }
-        if let strategy = custom[name] { return strategy }
-        throw DocumentError(path: path, message: "unknown strategy '\(name)'")
     }
 
     /// The JSON form of a schema (custom strategies by name).

@@ -58,7 +58,7 @@ public enum ReplicaSync {
         do {
             store = try Store(.file(path: input.replica), schema: checked.schema)
         } catch {
-            outcome.badInput = "cannot open the replica \(input.replica) with the schema \(input.schema): \(error)"
+            outcome.badInput = "cannot open the replica \(input.replica) with \(input.schemaName): \(error)"
             return
         }
         let transport = HTTPTransport(url: checked.url, token: checked.token)

@@ -30,10 +30,14 @@ extension ReplicaSyncInput {
         guard batchSize >= 1, batchSize <= Int(Int32.max) else { throw bad("--batch-size must be within 1...\(Int32.max)") }
         guard settleTimeout >= 0 else { throw bad("--timeout must not be negative") }
         let schema: Schema
-        do {
-            schema = try SchemaDocument.load(contentsOf: self.schema)
-        } catch {
-            throw bad("bad schema file \(self.schema): \(error)")
+        if let appSchema {
+            schema = appSchema
+        } else {
+            do {
+                schema = try SchemaDocument.load(contentsOf: self.schema)
+            } catch {
+                throw bad("bad schema file \(self.schema): \(error)")
+            }
         }
         guard !replica.isEmpty else { throw bad("--replica needs a file name") }
         var isDirectory: ObjCBool = false

@@ -19,7 +19,7 @@ struct SchemaCommand: ParsableCommand {
 
         func run() throws {
             let (before, after) = (try Self.load(old), try Self.load(new))
-            let changes = SchemaOutline(before).changes(to: SchemaOutline(after))
+            let changes = before.outline.changes(to: after.outline)
             print("schema version \(before.version) -> \(after.version): \(changes.isEmpty ? "no changes" : "\(changes.count) change\(changes.count == 1 ? "" : "s")")")
             for change in changes { print("  \(change.isSafe ? "safe  " : "UNSAFE") \(change)") }
             var problems: [String] = []
@@ -29,9 +29,11 @@ struct SchemaCommand: ParsableCommand {
             if !problems.isEmpty { throw ExitCode(1) }
         }
 
-        static func load(_ file: String) throws -> Schema {
+        /// The file's outline: custom strategies and record rules count by name, so an app's
+        /// schema files compare without the app's code.
+        static func load(_ file: String) throws -> (outline: SchemaOutline, version: Int) {
             do {
-                return try SchemaDocument.load(contentsOf: file)
+                return try SchemaDocument.loadOutline(contentsOf: file)
             } catch {
                 FileHandle.standardError.write(Data("fieldmerge schema diff: bad schema file \(file): \(error)\n".utf8))
                 throw ExitCode(2)
