@@ -16,7 +16,7 @@ extension AccessPolicy {
     /// read is refused (``unreadableParent(in:)``). Optional `scopes` and `claims` give the
     /// scope rules (``scopes``; see `scopeRules(_:schema:)`), checked against `schema`.
     ///
-    /// - Throws: ``DocumentError`` with the JSON path of the problem.
+    /// - Throws: `DocumentError` with the JSON path of the problem.
     public static func decode(_ data: Data, schema: Schema) throws(DocumentError) -> AccessPolicy {
         let document = try JSONValue.parse(data)
         let top = try object(document, at: "$", keys: ["entities", "default", "scopes", "claims"])

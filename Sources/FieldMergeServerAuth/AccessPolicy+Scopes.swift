@@ -4,7 +4,7 @@ import FieldMergeServer
 
 extension AccessPolicy {
     /// The scope rules of a policy document's top-level `scopes` and `claims` (nil without
-    /// `scopes`), checked against `schema` with ``ScopeRules/validate(against:)``:
+    /// `scopes`), checked against `schema` with `ScopeRules/validate(against:)`:
     ///
     /// ```json
     /// "claims": ["teams"],

@@ -2,7 +2,7 @@ import FieldMerge
 import FieldMergeServer
 
 /// Which roles may create, update and delete the records of each entity (`serve --policy`),
-/// enforced through ``RevisionServer/Options/authorize``: a refused change refuses that
+/// enforced through `RevisionServer/Options/authorize`: a refused change refuses that
 /// record alone, answered `unauthorized`, and the rest of the request syncs.
 ///
 /// An entity without a rule of its own follows the default rule; without a default rule
@@ -11,7 +11,7 @@ import FieldMergeServer
 /// others never see them, and may not write them either; without `read`, everyone reads.
 ///
 /// The document may also carry ``scopes``: which records of scoped entities each user's
-/// devices hold (``RevisionServer/Options/scopes``, Specs/scopes.md). They are independent
+/// devices hold (`RevisionServer/Options/scopes`, Specs/scopes.md). They are independent
 /// of the write rules: a policy of scopes alone still needs a `default` rule for anyone to
 /// write.
 public struct AccessPolicy: Sendable, Equatable {
@@ -79,7 +79,7 @@ public struct AccessPolicy: Sendable, Equatable {
         { [self] request in allows(request.kind, of: request.entity, by: request.identity) }
     }
 
-    /// The policy as the server's read filter (``RevisionServer/Options/readable``); nil
+    /// The policy as the server's read filter (`RevisionServer/Options/readable`); nil
     /// when every entity is readable by everyone.
     public var readFilter: RevisionServer.ReadFilter? {
         guard entities.values.contains(where: { $0.read != nil }) || defaultRule?.read != nil else { return nil }

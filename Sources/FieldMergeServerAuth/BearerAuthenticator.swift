@@ -5,7 +5,7 @@ import Hummingbird
 
 /// Middleware that requires `Authorization: Bearer <jwt>` on every request but `/health`,
 /// verifies the token with a ``TokenVerifier`` and sets the context's
-/// ``SyncRequestContext/syncIdentity`` from its claims.
+/// `SyncRequestContext/syncIdentity` from its claims.
 ///
 /// A missing, malformed, badly signed or expired token is answered 401 with
 /// `WWW-Authenticate: Bearer` and `{"error": "unauthenticated", "message": …}`; the request

@@ -20,7 +20,7 @@ public struct SyncTokenClaims: JWTPayload, Equatable {
     public var roles: [String]?
     /// The token's other claims, each as its values in text: a string is one value, an
     /// integer its decimal digits, an array of strings and integers each of its items (how
-    /// ``SyncIdentity/claims`` holds them). Signed as arrays of strings; `iat` and `jti`
+    /// `SyncIdentity/claims` holds them). Signed as arrays of strings; `iat` and `jti`
     /// are never among them.
     public var custom: [String: [String]]
     /// The claims present with a value of the wrong type, by name (decoding only).

@@ -2,9 +2,9 @@ import FieldMergeServer
 import Foundation
 import JWTKit
 
-/// Verifies bearer tokens (JWT, with jwt-kit) and reads the ``SyncIdentity`` they carry:
+/// Verifies bearer tokens (JWT, with jwt-kit) and reads the `SyncIdentity` they carry:
 /// `sub` is the user, `tenant` the tenant, `roles` the roles, and the custom claims
-/// ``Requirements/customClaims`` names go to ``SyncIdentity/claims``.
+/// ``Requirements/customClaims`` names go to `SyncIdentity/claims`.
 ///
 /// A token is checked in this order, and refused at the first check it fails (Specs/http.md
 /// §7): it is a JWT; its `kid`, if any, names one of the keys (``keyIDs``; without a `kid`
@@ -19,8 +19,8 @@ public struct TokenVerifier: Sendable {
         public var issuer: String?
         /// A value the token's `aud` must contain; nil: any.
         public var audience: String?
-        /// Custom claims kept in ``SyncIdentity/claims`` when a token has them (the
-        /// ``ScopeRules/claims`` its scope rules name): a string, an integer, or an array of
+        /// Custom claims kept in `SyncIdentity/claims` when a token has them (the
+        /// `ScopeRules/claims` its scope rules name): a string, an integer, or an array of
         /// strings and integers; a token with one of another shape is refused. Optional;
         /// other custom claims are ignored.
         public var customClaims: Set<String>
@@ -40,10 +40,11 @@ public struct TokenVerifier: Sendable {
     private let now: @Sendable () -> Date
 
     /// - Parameters:
-    ///   - keys: The keys tokens may be signed with (see ``hmac(secret:requirements:)`` and
-    ///     ``jwks(json:requirements:)``).
+    ///   - keys: The keys tokens may be signed with (see ``hmac(secret:requirements:now:)`` and
+    ///     ``jwks(json:requirements:now:)``).
     ///   - keyIDs: The ids of the keys in `keys` (every `kid` they were added with); empty
     ///     when `keys` is one key without an id. A token naming another `kid` is refused.
+    ///   - requirements: The claims a token must carry, and the custom claims kept.
     ///   - now: The clock `exp` and `nbf` are checked against.
     public init(
         keys: JWTKeyCollection, keyIDs: Set<String> = [], requirements: Requirements = Requirements(),

@@ -5,8 +5,8 @@ extension PostgresConnector {
     /// Removes a data set: drops the PostgreSQL schema `name` with everything in it (for
     /// benchmarks and tools that made a throwaway one). Irreversible.
     ///
-    /// - Throws: ``FieldMergeServer/ServerError/Code/badRequest`` for a name that is not a
-    ///   plain schema name; ``FieldMergeServer/ServerError/Code/storage`` when it fails.
+    /// - Throws: `ServerError/Code/badRequest` for a name that is not a
+    ///   plain schema name; `ServerError/Code/storage` when it fails.
     public func removeDataSet(named name: String) async throws(ServerError) {
         let quoted: String
         do { quoted = try PostgresIdentifier.quote(name) } catch {

@@ -3,7 +3,7 @@ import Logging
 import PostgresNIO
 
 /// The connections to one PostgreSQL database: a `PostgresClient` (a pool) running in a
-/// task of its own from ``init(_:maximumConnections:logger:)`` until ``shutdown()``.
+/// task of its own from ``init(_:maximumConnections:applicationName:logger:)`` until ``shutdown()``.
 ///
 /// Make one per process and hand it to every ``PostgresServerStorage`` of that database;
 /// call ``shutdown()`` once the servers have stopped.
@@ -17,6 +17,7 @@ public final class PostgresConnector: Sendable {
     /// first transaction connects.
     ///
     /// - Parameters:
+    ///   - url: The database.
     ///   - maximumConnections: The most connections the pool opens (a server uses one at a
     ///     time per request in flight).
     ///   - applicationName: How the connections name themselves to PostgreSQL
@@ -46,7 +47,7 @@ public final class PostgresConnector: Sendable {
     /// Connects once, outside the pool, so that an unreachable database or refused login is
     /// reported at once with its cause (the pool would keep retrying in the background).
     ///
-    /// - Throws: ``FieldMergeServer/ServerError/Code/storage`` naming the database (without
+    /// - Throws: `ServerError/Code/storage` naming the database (without
     ///   the password) and why the connection failed.
     public func check() async throws(ServerError) {
         do {

@@ -6,7 +6,7 @@ import Synchronization
 /// Tells a server's live subscribers of the commits that other server processes make on the
 /// same data set in PostgreSQL (Specs/live.md): it listens on the data set's channel
 /// (``PostgresServerStorage/liveChannel``), on a connection of its own outside the pool, and
-/// hands each announced revision to the hub (``FieldMergeServer/LiveHub/advance(to:)``), which
+/// hands each announced revision to the hub (`LiveHub/advance(to:)`), which
 /// reads the changes through its own server.
 ///
 /// Each time it connects, once it listens, it also reads the data set's revision and hands it
@@ -45,7 +45,7 @@ public final class PostgresLiveListener: Sendable {
     private let runner: Task<Void, Never>
 
     /// Starts listening for `source`'s data set on behalf of `hub` (the
-    /// ``FieldMergeServer/RevisionServer/live`` of a server on that data set).
+    /// `RevisionServer/live` of a server on that data set).
     public convenience init(_ source: PostgresLiveSource, hub: LiveHub, options: Options = Options()) {
         self.init(source, options: options) { revision in hub.advance(to: revision) }
     }
@@ -58,6 +58,7 @@ public final class PostgresLiveListener: Sendable {
     ///
     /// - Parameters:
     ///   - source: The data set (``PostgresServerStorage/liveSource``).
+    ///   - options: How it connects and waits.
     ///   - onRevision: Called with each revision; it must not block.
     public init(_ source: PostgresLiveSource, options: Options = Options(), onRevision: @escaping @Sendable (Int64) -> Void) {
         let gate = Mutex(())

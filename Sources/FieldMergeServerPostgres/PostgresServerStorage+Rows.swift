@@ -91,7 +91,7 @@ extension PostgresServerStorage {
     /// Binds a field value as its column holds it: dates as integer milliseconds, text sets
     /// as `text[]`, blobs as `bytea`.
     ///
-    /// - Throws: ``FieldMergeServer/ServerError/Code/badRequest`` for text holding U+0000.
+    /// - Throws: `ServerError/Code/badRequest` for text holding U+0000.
     static func bind(_ value: Value, into binds: inout PostgresBindings) throws(ServerError) {
         switch value {
         case .null: binds.appendNull()

@@ -8,11 +8,11 @@ extension PostgresServerStorage {
     ///
     /// Servers opening the same data set at once take turns (an advisory lock on its name),
     /// so only one creates the tables, or adds what scopes need to a data set made before
-    /// them (``prepareScopeTables()``, ``prepareEntityRoots()``).
+    /// them (`prepareScopeTables()`, `prepareEntityRoots()`).
     ///
-    /// - Throws: ``FieldMergeServer/ServerError/Code/storage`` when the database cannot be
+    /// - Throws: `ServerError/Code/storage` when the database cannot be
     ///   reached (with the cause) or a name cannot be a PostgreSQL identifier;
-    ///   ``FieldMergeServer/ServerError/Code/schemaMismatch`` saying what differs.
+    ///   `ServerError/Code/schemaMismatch` saying what differs.
     public nonisolated(nonsending) func open(schema: Schema) async throws {
         do throws(PostgresIdentifierError) {
             tables = []

@@ -2,16 +2,16 @@ import FieldMerge
 import FieldMergeServer
 import PostgresNIO
 
-/// ``FieldMergeServer/ServerStorage`` on PostgreSQL, so that several server processes can
+/// `ServerStorage` on PostgreSQL, so that several server processes can
 /// serve one data set.
 ///
-/// The same tables as ``FieldMergeServer/SQLiteServerStorage``, in one PostgreSQL schema:
+/// The same tables as `SQLiteServerStorage`, in one PostgreSQL schema:
 /// one table per entity with typed columns, the field stamps, the revision of the last
 /// change, the revision that created the record and the per-field revisions
 /// (`__fm_fields`); `__fm_deleted` keeps tombstones, `__fm_log` the latest revision of every
 /// record, `__fm_replies` each client's last answer, `__fm_ids` the id counters,
 /// `__fm_schema` the schema the data set was made for and `__fm_server` the state (revision
-/// and clock). For scopes (``FieldMergeServer/ScopedServerStorage``), every entity table has
+/// and clock). For scopes (`ScopedServerStorage`), every entity table has
 /// `__fm_root`, tombstones keep it, `__fm_departed` notes which records left which root and
 /// `__fm_scopes` the rules the roots were computed for; once a server with scopes has opened
 /// the data set, every table is also indexed by revision.
@@ -60,7 +60,7 @@ public final class PostgresServerStorage: ServerStorage {
 
     /// A storage in the PostgreSQL schema `schema` (the URL's when nil) of `connector`'s database.
     ///
-    /// - Throws: ``FieldMergeServer/ServerError/Code/storage`` when `schema` is not a plain
+    /// - Throws: `ServerError/Code/storage` when `schema` is not a plain
     ///   name (``PostgresIdentifier/isPlainName(_:)``).
     public init(_ connector: PostgresConnector, schema: String? = nil) throws(ServerError) {
         let name = schema ?? connector.url.schema
@@ -92,7 +92,7 @@ public final class PostgresServerStorage: ServerStorage {
 
     /// Runs `body` in a transaction begun by `begin` on a leased connection. What `body`
     /// throws comes out as it is (a conflict, a bad request); failures of the database or
-    /// the pool come out as ``FieldMergeServer/ServerError/Code/storage``.
+    /// the pool come out as `ServerError/Code/storage`.
     nonisolated(nonsending) func transaction<T>(_ begin: String, _ body: nonisolated(nonsending) () async throws -> T) async throws -> T {
         precondition(connection == nil, "a PostgresServerStorage runs one transaction at a time")
         do {

@@ -12,7 +12,7 @@ struct PostgresServerTable {
     /// The statements on one row by id (`$1`), over the schema-qualified, quoted table.
     /// `sql.columns` is the columns a row is read from and written to, in the order
     /// ``PostgresServerStorage/decodeRow(_:_:fieldRevisions:)`` reads them: the id, the
-    /// fields, the stamps, the revisions and the root (``FieldMergeServer/ServerRow/root``).
+    /// fields, the stamps, the revisions and the root (`ServerRow/root`).
     let sql: EntitySQL
     /// The upsert of records and their log entries, around the rows' parameters
     /// (``insertAndLog(rows:)``).

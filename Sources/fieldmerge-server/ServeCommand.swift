@@ -108,9 +108,7 @@ struct ServeCommand: AsyncParsableCommand {
         replies.apply(to: &options)
         live.apply(to: &options)
         let policy = try auth.loadPolicy(schema: schema)
-        options.authorize = policy?.authorization
-        options.readable = policy?.readFilter
-        options.scopes = policy?.scopes
+        if let policy { options.enforce(policy) }
         let verifier = try await auth.loadVerifier(customClaims: policy?.scopes?.claims ?? [])
         if let folder = tenantOptions.tenants {
             return try await serveTenants(in: folder, schema: schema, options: options, verifier: verifier)

@@ -86,9 +86,9 @@ import Testing
         ])
         let policy = try AccessPolicy.decode(
             Data(#"{"entities": {"notes": {"write": ["admin"], "read": ["admin"]}}, "default": {"write": ["*"]}}"#.utf8), schema: schema)
+        #expect(policy.readFilter != nil)
         var options = RevisionServer.Options()
-        options.authorize = policy.authorization
-        options.readable = try #require(policy.readFilter)
+        options.enforce(policy)  // write and read rules in one call
         let server = try RevisionServer(.memory, schema: schema, options: options)
         try await withAuthenticatedServer(server, verifier: try await TestTokens.verifier()) { running in
             func client(_ user: String, _ roles: [String], _ replica: UInt64) async throws -> SyncClient {

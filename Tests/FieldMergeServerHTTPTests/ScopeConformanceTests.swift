@@ -41,9 +41,7 @@ import Testing
         }
         let policy = try AccessPolicy.decode(Data(try #require(json["policy"]).rendered().utf8), schema: schema)
         var options = RevisionServer.Options()
-        options.scopes = policy.scopes
-        options.authorize = policy.authorization
-        options.readable = policy.readFilter
+        options.enforce(policy)  // scopes, write rules and read rules, as `serve --policy` does
         let server = try RevisionServer(.memory, schema: schema, options: options)
         let codec = WireCodec(schema: schema)
         guard case .array(let steps)? = json["steps"] else {
