@@ -169,8 +169,10 @@ let package = Package(
         .testTarget(name: "FieldMergeSyncTests", dependencies: ["FieldMerge", "FieldMergeSQLite", "FieldMergeProtocol", "FieldMergeSync", "FieldMergeServer", "FieldMergeServerSQLite", "FieldMergeWorkload", "FieldMergeJSON", "FieldMergeTestSupport"]),
         .testTarget(name: "FieldMergeJSONTests", dependencies: ["FieldMerge", "FieldMergeJSON", "FieldMergeTestSupport"]),
         // The executables as processes (`swift test` builds them first): fieldmerge merge,
-        // sync and the serve forwarding to fieldmerge-server.
-        .testTarget(name: "FieldMergeCommandTests", dependencies: ["FieldMergeJSON", "FieldMergeTestSupport"]),
+        // sync, schema diff, admin and the serve forwarding to fieldmerge-server.
+        .testTarget(
+            name: "FieldMergeCommandTests",
+            dependencies: ["FieldMergeJSON", "FieldMergeTestSupport", "FieldMergeSQLite", "FieldMergeSync", "FieldMergeServer", "FieldMergeServerSQLite"]),
         .testTarget(name: "FieldMergeWorkloadTests", dependencies: ["FieldMerge", "FieldMergeWorkload"]),
         .testTarget(
             name: "FieldMergeServerHTTPTests",

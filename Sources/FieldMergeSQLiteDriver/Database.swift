@@ -116,7 +116,7 @@ public final class Database {
         throw SQLiteError.from(db, code: code, sql: sql)
     }
 
-    private func connection(_ sql: String?) throws(SQLiteError) -> OpaquePointer {
+    func connection(_ sql: String?) throws(SQLiteError) -> OpaquePointer {
         guard let handle else { throw SQLiteError.closed(sql: sql) }
         return handle
     }

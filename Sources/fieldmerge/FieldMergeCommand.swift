@@ -6,6 +6,6 @@ struct FieldMergeCommand: AsyncParsableCommand {
         commandName: "fieldmerge",
         abstract: "Field-wise three-way merge and sync for offline SQLite replicas.",
         discussion: "The server (serve, bench serve) is a second executable, fieldmerge-server: see `fieldmerge-server --help`.",
-        subcommands: [SimulateCommand.self, SyncCommand.self, MergeCommand.self, SchemaCommand.self, BenchCommand.self, ServeForwarding.self]
+        subcommands: [SimulateCommand.self, SyncCommand.self, MergeCommand.self, SchemaCommand.self, AdminCommand.self, BenchCommand.self, ServeForwarding.self]
     )
 }
