@@ -103,6 +103,14 @@ extension RevisionServer {
         _ request: SyncRequest, identity: SyncIdentity?, replyKey: String?, owner: String = "", sent: [ChangeSet] = []
     ) async throws -> SyncResponse {
         let state = try await storage.state()
+        // A device never sees a revision that did not commit, so one ahead of the data set
+        // saw another data set (this one restored from a backup, or replaced).
+        guard request.maxRevision <= state.maxRevision else {
+            throw ServerError(
+                .revisionAhead,
+                "this device has seen revision \(request.maxRevision), but the data set stands at revision \(state.maxRevision): "
+                    + "it was restored from a backup or replaced since; reset the replica to sync again")
+        }
         clock = HybridClock(replica: replica, last: state.clock, maxDrift: options.maxDrift, wall: wall)
         var revision = state.maxRevision
         let limit = max(1, request.limit ?? options.defaultPageLimit)

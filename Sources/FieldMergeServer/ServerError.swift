@@ -13,6 +13,10 @@ public struct ServerError: Error, Sendable, CustomStringConvertible {
         /// took, with other change sets: HTTP 422. The earlier one's answer is not replayed and
         /// nothing is applied (Specs/protocol.md §2).
         case idempotencyMismatch
+        /// The request says the device has seen a revision beyond the data set's: the data set
+        /// was restored from a backup or replaced since. Catch-up after that revision would
+        /// skip every change numbered below it, so the device must reset its replica: HTTP 409.
+        case revisionAhead
         /// The request names no data set the sender may reach (no tenant, or not a valid
         /// one): HTTP 403.
         case forbidden
@@ -53,13 +57,15 @@ public struct ServerError: Error, Sendable, CustomStringConvertible {
     }
 
     /// The status every transport answers this error with (Specs/http.md §1): 400 for a
-    /// request refused as it stands, 403 for one that reaches no data set, 422 for a request
+    /// request refused as it stands, 403 for one that reaches no data set, 409 for a device
+    /// ahead of the data set (restored from a backup since), 422 for a request
     /// id reused with another body, 500 when the storage failed or cannot be read, 503 when
     /// the server is busy (both retryable: the request was fine).
     public var status: Int {
         switch code {
         case .badRequest, .unsupportedProtocolVersion: 400
         case .forbidden: 403
+        case .revisionAhead: 409
         case .idempotencyMismatch: 422
         case .storage, .corrupt, .schemaMismatch: 500
         case .unavailable: 503

@@ -20,14 +20,16 @@ import Testing
 
     /// A server file with three lists made by one device, one of them deleted; the server
     /// stays open (its file has a write-ahead log) until `body` returns.
-    static func withDataSet(_ path: String, _ body: (SyncClient) async throws -> Void) async throws {
+    static func withDataSet(_ path: String, device: String, _ body: (SyncClient) async throws -> Void) async throws {
         let server = try RevisionServer(.file(path: path), schema: try syncSchema())
-        let client = SyncClient(store: try Store(.memory, schema: try syncSchema(), replica: ReplicaID(0xABC)), transport: InProcessTransport(server: server))
+        let client = SyncClient(
+            store: try Store(.file(path: device), schema: try syncSchema(), replica: ReplicaID(0xABC)), transport: InProcessTransport(server: server))
         try await client.write { store in for name in ["Home", "Work", "Old"] { _ = try store.insert("lists", values: [.text(name)]) } }
         _ = try await client.sync()
         try await client.write { store in try store.delete("lists", id: 3) }
         _ = try await client.sync()
         try await body(client)
+        await client.close()
         await server.close()
     }
 
@@ -47,7 +49,8 @@ import Testing
         defer { folder.remove() }
         let (db, copy) = (folder.file("server.sqlite"), folder.file("backup.sqlite"))
         let fieldmerge = try requireFieldmergeExecutable()
-        try await Self.withDataSet(db) { client in
+        let device = folder.file("device.sqlite")
+        try await Self.withDataSet(db, device: device) { client in
             // While the server serves: stats and an online backup.
             let stats = try Self.stats(db)
             #expect(stats["revision"] == .integer(2))
@@ -82,9 +85,19 @@ import Testing
         #expect(restored.status == 0, "\(restored.stderrText)")
         let after = try Self.stats(db)
         #expect(after["revision"] == .integer(2) && Self.lists(after)?["records"] == .integer(2))
-        // A server opens the restored file and serves it.
+        // A server opens the restored file and serves it; a device that saw revision 3 of the
+        // data set before the restore is told to reset, not left to skip revision 3 to come.
         let server = try RevisionServer(.file(path: db), schema: try syncSchema())
         #expect(await server.maxRevision == 2)
+        let ahead = SyncClient(store: try Store(.file(path: device), schema: try syncSchema()), transport: InProcessTransport(server: server))
+        #expect(await ahead.inspect { $0.maxRevision } == 3)
+        do {
+            _ = try await ahead.sync()
+            Issue.record("a device ahead of the data set synced")
+        } catch {
+            #expect(error.code == .rejected && "\(error)".contains("restored from a backup"), "\(error)")
+        }
+        await ahead.close()
         await server.close()
     }
 

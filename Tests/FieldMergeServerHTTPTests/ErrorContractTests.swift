@@ -37,6 +37,7 @@ import Testing
         Case(name: "another protocol version", body: Array(valid.replacingOccurrences(of: #"{"maxRevision":1,"#, with: #"{"maxRevision":1,"protocolVersion":99,"#).utf8),
              status: 400, code: "unsupportedProtocolVersion"),
         Case(name: "another schema", body: Array(#"{"maxRevision":0,"changeSets":[],"schemaFingerprint":"0000"}"#.utf8), status: 409, code: "incompatibleSchema"),
+        Case(name: "a device ahead of the data set", body: Array(#"{"maxRevision":99,"changeSets":[]}"#.utf8), status: 409, code: "revisionAhead"),
         Case(name: "a request id reused with other change sets",
              body: Array(valid.replacingOccurrences(of: #"{"maxRevision":1,"#, with: #"{"maxRevision":0,"clientID":"seed","requestID":"0-seed","#).utf8),
              damage: .takenRequestID, status: 422, code: "idempotencyMismatch"),
@@ -75,7 +76,7 @@ import Testing
 
     @Test func theTable_isTheOneServerErrorAndWireErrorFollow() {
         let statuses: [ServerError.Code: Int] = [
-            .badRequest: 400, .unsupportedProtocolVersion: 400, .forbidden: 403, .idempotencyMismatch: 422,
+            .badRequest: 400, .unsupportedProtocolVersion: 400, .forbidden: 403, .revisionAhead: 409, .idempotencyMismatch: 422,
             .schemaMismatch: 500, .corrupt: 500, .storage: 500, .unavailable: 503,
         ]
         for (code, status) in statuses {
