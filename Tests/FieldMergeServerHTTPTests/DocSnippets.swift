@@ -21,6 +21,10 @@ enum DocSnippets {
          "Tests/FieldMergeServerHTTPTests/SyncArticleTests.swift", "Article"),
         ("Sources/FieldMergeServerHTTP/Documentation.docc/FieldMergeServerHTTP.md",
          "Tests/FieldMergeServerHTTPTests/ShutdownSignalTests.swift", "FieldMergeServerHTTP.md"),
+        ("Sources/FieldMergeServerAuth/Documentation.docc/FieldMergeServerAuth.md",
+         "Tests/FieldMergeServerHTTPTests/AuthArticleTests.swift", "FieldMergeServerAuth.md"),
+        ("Sources/FieldMergeServerPostgres/Documentation.docc/FieldMergeServerPostgres.md",
+         "Tests/FieldMergeServerPostgresTests/PostgresArticleTests.swift", "FieldMergeServerPostgres.md"),
     ]
 
     /// The repository's root, from a file of this test target.

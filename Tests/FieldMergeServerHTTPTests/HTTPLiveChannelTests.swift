@@ -180,12 +180,13 @@ import Testing
             }
         }) { syncURL in
             defer { release.open() }
-            let channel = try kind.channel(syncURL, configuration: .init(silenceTimeout: 1))
+            // Long enough for the first event to arrive on a loaded machine (1 s was not).
+            let channel = try kind.channel(syncURL, configuration: .init(silenceTimeout: 3))
             var events = channel.events(since: 1).makeAsyncIterator()
             let first = try await events.next()
             #expect(first == .ready(revision: 1))
             let silent = await #expect(throws: TransportError.self) { _ = try await events.next() }
-            #expect(silent?.message.contains("no bytes for 1.0 s") == true)
+            #expect(silent?.message.contains("no bytes for 3.0 s") == true)
             let headless = await #expect(throws: TransportError.self) { try await Self.collect(channel.events(since: 0)) }
             #expect(headless?.message.contains("no bytes") == true)
         }

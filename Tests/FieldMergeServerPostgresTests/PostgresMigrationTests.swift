@@ -46,7 +46,7 @@ struct PostgresMigrationTests {
             try await old.withStore { $0.database.close() }
             // A request whose answer the old client lost: its retry must still be recognised.
             let lost = SyncRequest(
-                maxRevision: 2, changeSets: [createList("Work", temporaryID: -7)], clientID: "lost", requestID: "2-lost",
+                maxRevision: 1, changeSets: [createList("Work", temporaryID: -7)], clientID: "lost", requestID: "2-lost",
                 schemaVersion: 1, schemaFingerprint: v1.fingerprint)
             let first = try await before.handle(lost)
 

@@ -38,7 +38,7 @@ import Testing
     func seed(_ server: RevisionServer) async throws {
         let create = wire(notes, -1, ["title": "t", "body": "b", "priority": 7, "hits": 10, "tags": .textSet(["a"]), "owner": "o"],
                           stamp: stamp(0, 9))
-        _ = try await server.handle(request(changes("notes", create: [create], schema: schema)))
+        _ = try await server.handle(request(changes("notes", create: [create], schema: schema), maxRevision: 0))
     }
 
     func request(_ changes: EntityChanges, maxRevision: Int64 = 1) -> SyncRequest {
