@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "FieldMergeSyncHTTP", targets: ["FieldMergeSyncHTTP"]),
         .library(name: "FieldMergeSyncNIO", targets: ["FieldMergeSyncNIO"]),
         .library(name: "FieldMergeServerHTTP", targets: ["FieldMergeServerHTTP"]),
+        .library(name: "FieldMergeServerPrometheus", targets: ["FieldMergeServerPrometheus"]),
         .library(name: "FieldMergeServerAuth", targets: ["FieldMergeServerAuth"]),
         .library(name: "FieldMergeServerPostgres", targets: ["FieldMergeServerPostgres"]),
         .executable(name: "fieldmerge", targets: ["fieldmerge"]),
@@ -30,7 +31,7 @@ let package = Package(
     traits: [
         .trait(
             name: "Server",
-            description: "The HTTP server, bearer tokens and PostgreSQL storage: Hummingbird, swift-log, swift-service-lifecycle, jwt-kit, postgres-nio."
+            description: "The HTTP server, bearer tokens, metrics and PostgreSQL storage: Hummingbird, swift-log, swift-metrics, swift-prometheus, swift-service-lifecycle, jwt-kit, postgres-nio."
         ),
         .trait(name: "Tools", description: "The fieldmerge and fieldmerge-server executables: swift-argument-parser."),
         .default(enabledTraits: ["Server", "Tools"]),
@@ -47,6 +48,10 @@ let package = Package(
         // Already in the graph through Hummingbird and postgres-nio; named for the live
         // channel of processes that hold many devices (FieldMergeSyncNIO).
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        // Metrics of the HTTP server (GET /metrics): the API, already in the graph through
+        // Hummingbird, and the Prometheus backend, linked by server-side targets only.
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         // The merge core: pure Swift, no Foundation, no I/O.
@@ -99,7 +104,19 @@ let package = Package(
                 // The HTTP/1.1 channel, wrapped with the server's timeouts and connection limit.
                 .product(name: "HummingbirdCore", package: "hummingbird", condition: .when(traits: ["Server"])),
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Server"])),
+                // The metrics API only (GET /metrics renders what a backend gives it).
+                .product(name: "CoreMetrics", package: "swift-metrics", condition: .when(traits: ["Server"])),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["Server"])),
+            ]
+        ),
+        // The endpoint's metrics in Prometheus's text format (swift-prometheus): the one
+        // module that links the backend; `serve --metrics` uses it.
+        .target(
+            name: "FieldMergeServerPrometheus",
+            dependencies: [
+                "FieldMerge", "FieldMergeServerHTTP",
+                .product(name: "CoreMetrics", package: "swift-metrics", condition: .when(traits: ["Server"])),
+                .product(name: "Prometheus", package: "swift-prometheus", condition: .when(traits: ["Server"])),
             ]
         ),
         // Bearer-token (JWT) authentication and role permissions for the HTTP server.
@@ -149,7 +166,8 @@ let package = Package(
             name: "fieldmerge-server",
             dependencies: [
                 "FieldMerge", "FieldMergeJSON", "FieldMergeSQLite", "FieldMergeProtocol", "FieldMergeSync", "FieldMergeServer", "FieldMergeServerSQLite", "FieldMergeSyncHTTP",
-                "FieldMergeSyncNIO", "FieldMergeServerHTTP", "FieldMergeServerAuth", "FieldMergeServerPostgres", "FieldMergeSimulation", "FieldMergeToolSupport",
+                "FieldMergeSyncNIO", "FieldMergeServerHTTP", "FieldMergeServerAuth", "FieldMergeServerPostgres", "FieldMergeServerPrometheus", "FieldMergeSimulation",
+                "FieldMergeToolSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["Tools"])),
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Server"])),
             ]
@@ -179,6 +197,7 @@ let package = Package(
             dependencies: [
                 "FieldMerge", "FieldMergeSQLite", "FieldMergeProtocol", "FieldMergeSync", "FieldMergeServer", "FieldMergeServerSQLite", "FieldMergeSyncHTTP",
                 "FieldMergeSyncNIO", "FieldMergeServerHTTP", "FieldMergeServerAuth", "FieldMergeJSON", "FieldMergeSyncTool", "FieldMergeSimulation", "FieldMergeTestSupport",
+                "FieldMergeServerPrometheus",
                 .product(name: "JWTKit", package: "jwt-kit", condition: .when(traits: ["Server"])),
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Server"])),
                 .product(name: "InMemoryLogging", package: "swift-log", condition: .when(traits: ["Server"])),

@@ -22,14 +22,14 @@ extension RevisionServer {
         try await handleReporting(request, identity: identity).response
     }
 
-    /// ``handle(_:identity:)``, with the server's revision before and after the request.
-    package func handleReporting(
-        _ request: SyncRequest, identity: SyncIdentity? = nil
-    ) async throws(ServerError) -> (response: SyncResponse, revisionBefore: Int64, revisionAfter: Int64) {
+    /// ``handle(_:identity:)``, with the server's revision before and after the request, and
+    /// whether it was answered with a stored reply.
+    package func handleReporting(_ request: SyncRequest, identity: SyncIdentity? = nil) async throws(ServerError) -> SyncExchange.Handled {
         // One request at a time, also where the storage suspends (a database over the network).
         await turnstile.enter()
         defer { turnstile.leave() }
         let before = maxRevision
+        replayedStoredReply = false
         if scopePlan != nil && !rootsReady {
             do { try await prepareRoots() } catch { throw Self.serverError(error) }
         }
@@ -42,7 +42,9 @@ extension RevisionServer {
         if let readable = options.readable { response = Self.readableOnly(response, by: identity, readable) }
         // Committed: the live subscribers hear of it (the hub reads on a task of its own).
         if maxRevision > before { live.advance(to: maxRevision) }
-        return (version.map { $0.project(response) } ?? response, before, maxRevision)
+        return SyncExchange.Handled(
+            response: version.map { $0.project(response) } ?? response, revisionBefore: before, revisionAfter: maxRevision,
+            replayed: replayedStoredReply)
     }
 
     /// `response` without the records of entities `identity` may not read (the change sets
@@ -87,7 +89,9 @@ extension RevisionServer {
                             "request \(id) of client \(request.clientID ?? "") was taken before with other change sets: "
                                 + "a retry must send the same changes; new changes need a new requestID")
                     }
-                    return try await replay(stored.response, of: request, identity: identity)
+                    let answer = try await replay(stored.response, of: request, identity: identity)
+                    replayedStoredReply = true
+                    return answer
                 }
                 return try await respond(request, identity: identity, replyKey: replyKey, owner: owner, sent: sent)
             }

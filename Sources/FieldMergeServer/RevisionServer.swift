@@ -104,6 +104,8 @@ public actor RevisionServer {
     /// The roots the request's device subscribes to (`SyncRequest/subscriptions`), which
     /// ``requestGrants`` are read again with.
     var requestSubscriptions: ScopeHoldings?
+    /// Whether the request being answered got its stored reply (``SyncExchange/Handled/replayed``).
+    var replayedStoredReply = false
 
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 

@@ -30,8 +30,7 @@ public protocol SyncRoute: Sendable {
 
 extension SyncRoute {
     public func handle(_ request: SyncRequest, identity: SyncIdentity?, at destination: SyncDestination) async throws(ServerError) -> SyncExchange.Handled {
-        let (response, before, after) = try await destination.server.handleReporting(request, identity: identity)
-        return SyncExchange.Handled(response: response, revisionBefore: before, revisionAfter: after)
+        try await destination.server.handleReporting(request, identity: identity)
     }
 }
 
@@ -57,11 +56,15 @@ public struct SyncExchange: Sendable {
         public var response: SyncResponse
         public var revisionBefore: Int64
         public var revisionAfter: Int64
+        /// Whether the answer is a stored reply: the request was a retry whose first answer
+        /// was lost (Specs/protocol.md §2), answered again without changing anything.
+        public var replayed: Bool
 
-        public init(response: SyncResponse, revisionBefore: Int64, revisionAfter: Int64) {
+        public init(response: SyncResponse, revisionBefore: Int64, revisionAfter: Int64, replayed: Bool = false) {
             self.response = response
             self.revisionBefore = revisionBefore
             self.revisionAfter = revisionAfter
+            self.replayed = replayed
         }
     }
 

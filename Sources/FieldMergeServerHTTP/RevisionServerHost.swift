@@ -96,9 +96,9 @@ final class RevisionServerHost: Sendable {
     }
 
     private func handle(_ request: SyncRequest, identity: SyncIdentity?, on server: RevisionServer) async throws(ServerError) -> SyncExchange.Handled {
-        let (response, before, after) = try await server.handleReporting(request, identity: identity)
-        if isSingle { published.withLock { $0 = max($0, after) } }
-        return SyncExchange.Handled(response: response, revisionBefore: before, revisionAfter: after)
+        let handled = try await server.handleReporting(request, identity: identity)
+        if isSingle { published.withLock { $0 = max($0, handled.revisionAfter) } }
+        return handled
     }
 
     /// Runs `body` with the server.

@@ -53,6 +53,9 @@ extension SyncHTTPServer {
         public var liveKeepAlive: Duration = .seconds(15)
         /// The longest a `GET /sync/poll` waits for an event: 60 s (its `wait` asks for less).
         public var longPollMaxWait: Duration = .seconds(60)
+        /// The endpoint's metrics, served as `GET /metrics`; nil (the default): no metrics
+        /// are recorded and `GET /metrics` is answered 404.
+        public var metrics: SyncMetrics?
 
         public init(
             host: String = "127.0.0.1", port: Int = 8080, maxRequestBytes: Int = 64 << 20,

@@ -1,5 +1,6 @@
 import FieldMergeServer
 import Hummingbird
+import NIOCore
 
 /// A Hummingbird request context that carries who sent the request.
 ///
@@ -12,14 +13,17 @@ public protocol SyncRequestContext: RequestContext {
     var syncIdentity: SyncIdentity? { get set }
 }
 
-/// The context `fieldmerge serve` uses: Hummingbird's basic context and an identity that
-/// middleware may set.
-public struct BasicSyncRequestContext: SyncRequestContext {
+/// The context `fieldmerge serve` uses: Hummingbird's basic context, an identity that
+/// middleware may set, and the client's address (`GET /metrics` without a token answers
+/// loopback clients only).
+public struct BasicSyncRequestContext: SyncRequestContext, RemoteAddressRequestContext {
     public var coreContext: CoreRequestContextStorage
     public var syncIdentity: SyncIdentity?
+    public let remoteAddress: SocketAddress?
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         syncIdentity = nil
+        remoteAddress = source.channel.remoteAddress
     }
 }

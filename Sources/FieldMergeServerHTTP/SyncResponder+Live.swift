@@ -23,9 +23,15 @@ extension SyncResponder {
         let lifetime = absent ? min(configuration.liveLifetime, .seconds(30)) : configuration.liveLifetime * Double.random(in: 0.9...1)
         let keepAlive = configuration.liveKeepAlive
         host.count { $0.liveSubscriptions += 1 }
+        let metrics = configuration.metrics
         let headers: HTTPFields = [.contentType: "text/event-stream", .cacheControl: "no-store", .init("X-Accel-Buffering")!: "no"]
         return Response(status: .ok, headers: headers, body: ResponseBody { writer in
-            defer { subscription.release() }
+            // Counted while the stream is written: a response dropped unwritten never counts.
+            metrics?.liveSubscribers("events", by: 1)
+            defer {
+                metrics?.liveSubscribers("events", by: -1)
+                subscription.release()
+            }
             try await Self.stream(subscription.events, to: &writer, lifetime: lifetime, keepAlive: keepAlive)
             try await writer.finish(nil)
         })
@@ -48,7 +54,11 @@ extension SyncResponder {
         case .success(let made): subscription = made
         case .failure(let refusal): return refusal.response
         }
-        defer { subscription.release() }
+        configuration.metrics?.liveSubscribers("poll", by: 1)
+        defer {
+            configuration.metrics?.liveSubscribers("poll", by: -1)
+            subscription.release()
+        }
         let longest = min(Duration.milliseconds(Int64(wait * 1000)), configuration.longPollMaxWait)
         guard let event = await Self.first(subscription.events, after: since, within: longest) else {
             return Response(status: .noContent, headers: [.cacheControl: "no-store"])

@@ -1,5 +1,6 @@
 import FieldMergeServer
 import FieldMergeProtocol
+import HTTPTypes
 import Hummingbird
 import Logging
 
@@ -16,12 +17,26 @@ extension SyncResponder {
         }
     }
 
+    /// The header of a request's id, read from the request and echoed in the response.
+    static let requestIDField = HTTPField.Name("X-Request-ID")!
+
     /// `POST /sync`: the body, checked against the size limit and `Content-Encoding`, goes
     /// through the server's ``SyncExchange`` (inflate, decode, the server in one
-    /// transaction, encode, gzip), whose status and bytes are the answer.
+    /// transaction, encode, gzip), whose status and bytes are the answer. Its id (the
+    /// request's sane `X-Request-ID`, else a new one) is in its log line and its response.
     func sync<Context: SyncRequestContext>(_ request: Request, context: Context) async throws -> Response {
-        let start = ContinuousClock.now
+        let id = RequestID.take(request.headers[Self.requestIDField])
         var logger = context.logger
+        logger[metadataKey: "hb.request.id"] = nil
+        logger[metadataKey: "id"] = .string(id)
+        var response = try await answer(request, context: context, logger: logger)
+        response.headers[Self.requestIDField] = id
+        return response
+    }
+
+    private func answer<Context: SyncRequestContext>(_ request: Request, context: Context, logger: Logger) async throws -> Response {
+        let start = ContinuousClock.now
+        var logger = logger
         let coding = ContentCoding.requestCoding(request.headers[.contentEncoding])
         let wire: [UInt8]
         do {
@@ -46,21 +61,29 @@ extension SyncResponder {
             if coding == "gzip" { $0.gzipRequests += 1 }
             if gzipResponse { $0.gzipResponses += 1 }
         }
-        let conflicts = handled.response.changeSets.reduce(0) { $0 + ($1.conflict == true ? 1 : 0) }
-        let refusals = handled.response.changeSets.reduce(0) { $0 + $1.refused.count }
+        var sync = SyncObservation(answered: syncRequest, handled, bytesIn: wire.count, bytesOut: reply.body.count, entities: entities)
+        sync.duration = ContinuousClock.now - start
+        configuration.metrics?.record(sync)
         logger.info("sync", metadata: [
+            "status": .stringConvertible(sync.status),
+            "outcome": .string(sync.outcome.rawValue),
             "request": .string(syncRequest.requestID ?? "-"),
             "revision.before": .stringConvertible(handled.revisionBefore),
             "revision.after": .stringConvertible(handled.revisionAfter),
             "changeSets.sent": .stringConvertible(syncRequest.changeSets.count),
             "changeSets.answered": .stringConvertible(handled.response.changeSets.count),
-            "conflicts": .stringConvertible(conflicts),
-            "refused": .stringConvertible(refusals),
+            "changeSets.applied": .stringConvertible(sync.changeSetsApplied),
+            "records.applied": .stringConvertible(sync.recordsAppliedTotal),
+            "conflicts": .stringConvertible(sync.changeSetsInConflict),
+            "refused": .stringConvertible(sync.refusalsTotal),
+            "catchUp.records": .stringConvertible(sync.catchUpRecordsTotal),
+            "catchUp.bytes": .stringConvertible(sync.catchUpBytes),
+            "replayed": .stringConvertible(sync.replayed),
             "hasMore": .stringConvertible(handled.response.hasMore),
             "bytes.in": .stringConvertible(wire.count),
             "bytes.out": .stringConvertible(reply.body.count),
             "gzip": .string("\(coding == "gzip" ? "in" : "-")/\(reply.isGzip ? "out" : "-")"),
-            "duration.ms": .string(Self.milliseconds(ContinuousClock.now - start)),
+            "duration.ms": .string(Self.milliseconds(sync.duration)),
         ])
         var headers: HTTPFields = [.contentType: "application/json", .vary: "Accept-Encoding"]
         if reply.isGzip { headers[.contentEncoding] = "gzip" }
@@ -71,11 +94,15 @@ extension SyncResponder {
     private func refused(_ reply: SyncExchange.Reply, logger: Logger, start: ContinuousClock.Instant) -> Response {
         let body = reply.error ?? WireErrorBody(error: "http\(reply.status)", message: "")
         host.count { $0.rejected += SyncStatus.isRetryable(reply.status) ? 0 : 1 }
+        var sync = SyncObservation(failed: reply.status, error: body)
+        sync.duration = ContinuousClock.now - start
+        configuration.metrics?.record(sync)
         logger.notice("sync refused", metadata: [
             "status": .stringConvertible(reply.status),
+            "outcome": .string(sync.outcome.rawValue),
             "error": .string(body.error),
             "message": .string(body.message),
-            "duration.ms": .string(Self.milliseconds(ContinuousClock.now - start)),
+            "duration.ms": .string(Self.milliseconds(sync.duration)),
         ])
         return errorResponse(HTTPResponse.Status(code: reply.status), body)
     }

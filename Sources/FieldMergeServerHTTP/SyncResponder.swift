@@ -4,19 +4,26 @@ import Hummingbird
 import Logging
 
 /// The endpoint's routes: `POST /sync`, `GET /sync/events` and `GET /sync/poll` (live sync),
-/// and `GET`/`HEAD /health`, with 405 for the other
+/// `GET`/`HEAD /health` and, with metrics, `GET /metrics`, with 405 for the other
 /// methods on them and a JSON 404 everywhere else.
 struct SyncResponder: Sendable {
     let host: RevisionServerHost
     let codec: WireCodec
     let configuration: SyncHTTPServer.Configuration
-
     /// The server's exchange, under this endpoint's limits: a gzip'd body inflates to no more
     /// than a plain one may be (so a small bomb costs no more memory than a large body).
-    var exchange: SyncExchange {
-        SyncExchange(
+    let exchange: SyncExchange
+    /// The entity names metrics may carry as labels (the schema's).
+    let entities: Set<String>
+
+    init(host: RevisionServerHost, codec: WireCodec, configuration: SyncHTTPServer.Configuration) {
+        self.host = host
+        self.codec = codec
+        self.configuration = configuration
+        exchange = SyncExchange(
             inflateLimit: min(configuration.maxRequestBytes, configuration.limits.maxBytes, configuration.limits.maxDecompressedBytes),
-            gzipLevel: configuration.gzipLevel)
+            gzipLevel: configuration.gzipLevel, probe: configuration.metrics?.probe)
+        entities = configuration.metrics?.entities ?? []
     }
 
     private static let otherMethods: [HTTPRequest.Method] = [.get, .head, .post, .put, .delete, .patch, .options]
@@ -40,6 +47,11 @@ struct SyncResponder: Sendable {
                 guard request.uri.path == "/sync/poll" else { return notFound(request) }
                 guard request.method == .get else { return methodNotAllowed(allow: "GET") }
                 return try await poll(request, context: context)
+            }
+            router.on("/metrics", method: method) { request, context in
+                guard request.uri.path == "/metrics", configuration.metrics != nil else { return notFound(request) }
+                guard request.method == .get else { return methodNotAllowed(allow: "GET") }
+                return metrics(request, context: context)
             }
             router.on("/health", method: method) { request, _ in
                 guard request.uri.path == "/health" else { return notFound(request) }

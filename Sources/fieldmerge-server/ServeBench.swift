@@ -23,6 +23,7 @@ struct ServeBench: AsyncParsableCommand {
     @Option(help: "Seconds of load per setup.") var seconds = 10.0
     @Option(help: "PostgreSQL URL for the postgres setups (default: $FIELDMERGE_POSTGRES_URL).") var postgres: String?
     @Option(help: "Setups, comma separated: sqlite, postgres, postgres2 (default: all that can run).") var setups: String?
+    @Flag(help: "Run the servers with --metrics (what recording metrics costs; nothing scrapes them).") var metrics = false
 
     func validate() throws {
         guard clients >= 1, clients <= 1_024 else { throw ValidationError("--clients: 1...1024") }
@@ -47,7 +48,7 @@ struct ServeBench: AsyncParsableCommand {
         var servers: [ServeProcess] = []
         defer { for server in servers { server.stop() } }
         // One after another: the first creates the data set.
-        for extra in arguments { servers.append(try ServeProcess.start(extra)) }
+        for extra in arguments { servers.append(try ServeProcess.start(extra + (metrics ? ["--metrics"] : []))) }
         let urls = servers.map(\.url)
         let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1_000))
         let started = ContinuousClock.now
@@ -76,6 +77,7 @@ struct ServeBench: AsyncParsableCommand {
         var line = BenchLine(step: "serve", records: sorted.count, seconds: elapsed, runs: 1, ops: sorted.count, opUnit: "request")
         line.add("clients", clients)
         line.add("processes", urls.count)
+        line.add("metrics", metrics)
         line.add("p50_ms", percentile(0.5))
         line.add("p99_ms", percentile(0.99))
         return line

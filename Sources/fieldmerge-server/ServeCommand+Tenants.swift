@@ -11,7 +11,9 @@ extension ServeCommand {
     /// `--tenants DIR`: one SQLite file per tenant in `folder`, the tenant taken from each
     /// verified token (validation made sure there is a verifier); every open file is closed
     /// at the end.
-    func serveTenants(in folder: String, schema: Schema, options: RevisionServer.Options, verifier: TokenVerifier?) async throws {
+    func serveTenants(
+        in folder: String, schema: Schema, options: RevisionServer.Options, verifier: TokenVerifier?, metrics: SyncMetrics?
+    ) async throws {
         var isFolder: ObjCBool = false
         guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
             Self.fail("--tenants \(folder): no such folder")
@@ -27,6 +29,7 @@ extension ServeCommand {
         var configuration = SyncHTTPServer.Configuration(host: host, port: port)
         connections.apply(to: &configuration)
         live.apply(to: &configuration)
+        configuration.metrics = metrics
         let http = SyncHTTPServer(
             tenants: tenants, schema: schema, configuration: configuration,
             middleware: { $0.add(middleware: BearerAuthenticator(verifier: verifier)) },

@@ -27,8 +27,11 @@ struct ServeCommand: AsyncParsableCommand {
             (Specs/schema.md). With --jwt-secret-file, --jwt-secret-env or --jwks every sync \
             needs a bearer token (JWT); --policy limits which roles may write which entities \
             (Specs/http.md, "Authentication and permissions"). --tenants DIR instead of --db serves \
-            one SQLite file per tenant, the tenant taken from each token (Specs/http.md, "Tenants"). Exit codes: 2 for a bad schema, \
-            policy or key file, 1 when the database cannot be opened or the address cannot be bound.
+            one SQLite file per tenant, the tenant taken from each token (Specs/http.md, "Tenants"). \
+            --metrics serves GET /metrics (Prometheus), behind its own token or for loopback \
+            clients only; each sync's log line carries a request id (X-Request-ID), and \
+            --log-format json writes the log as JSON lines (Specs/http.md, "Metrics and logs"). Exit codes: 2 for a bad schema, \
+            policy, key file or metrics token, 1 when the database cannot be opened or the address cannot be bound.
             """
     )
 
@@ -82,6 +85,9 @@ struct ServeCommand: AsyncParsableCommand {
     @OptionGroup(title: "Live sync")
     var live: ServeLiveOptions
 
+    @OptionGroup(title: "Metrics and logs")
+    var observability: ServeMetricsOptions
+
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be within 0...65535") }
         try tenantOptions.validate(db: db, postgres: postgres, seedRecords: seedRecords, auth: auth)
@@ -99,11 +105,15 @@ struct ServeCommand: AsyncParsableCommand {
         try connections.validate()
         try replies.validate()
         try live.validate()
+        try observability.validate()
     }
 
     func run() async throws {
+        observability.bootstrapLogging()
         let schema = try loadSchema()
+        let metrics = try observability.load(schema: schema)
         var options = RevisionServer.Options()
+        options.probe = metrics?.probe
         options.mode = mode.serverMode
         replies.apply(to: &options)
         live.apply(to: &options)
@@ -111,7 +121,7 @@ struct ServeCommand: AsyncParsableCommand {
         if let policy { options.enforce(policy) }
         let verifier = try await auth.loadVerifier(customClaims: policy?.scopes?.claims ?? [])
         if let folder = tenantOptions.tenants {
-            return try await serveTenants(in: folder, schema: schema, options: options, verifier: verifier)
+            return try await serveTenants(in: folder, schema: schema, options: options, verifier: verifier, metrics: metrics)
         }
         let (server, connector, location) = try await openServer(schema: schema, options: options)
         for change in server.migrations {
@@ -127,6 +137,7 @@ struct ServeCommand: AsyncParsableCommand {
         var configuration = SyncHTTPServer.Configuration(host: host, port: port)
         connections.apply(to: &configuration)
         live.apply(to: &configuration)
+        configuration.metrics = metrics
         let http = SyncHTTPServer(
             server: server, configuration: configuration,
             middleware: { router in
