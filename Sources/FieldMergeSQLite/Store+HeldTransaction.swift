@@ -16,8 +16,12 @@ extension Store {
 
     /// Opens a held transaction (`BEGIN IMMEDIATE`), marked as the store's own writes, after
     /// taking in what the app wrote with plain SQL before it.
+    /// - Throws: ``StoreError/Code/aborted`` when a transaction is already open (one the
+    ///   app began with plain SQL and left open); ``StoreError`` when SQLite fails.
     package func beginHeldTransaction() throws(StoreError) {
-        precondition(held == nil && !database.isInTransaction, "a held transaction opens outside any other")
+        guard held == nil && !database.isInTransaction else {
+            throw StoreError(.aborted, "a transaction is already open on the store's connection")
+        }
         let saved = HeldState(clock: clock, maxRevision: maxRevision, nextTemporaryID: nextTemporaryID, scopeState: scopeState)
         pendingChange = nil
         do {

@@ -16,6 +16,15 @@ import Testing
 
     func inserted(_ changes: [StoreChange]) -> [Int] { changes.map { $0.inserted["lists"]?.count ?? 0 } }
 
+    /// Syncs `reader`, expecting pages 1 and 2 to commit together, then page 3 alone.
+    func syncCommitsPagesOneAndTwoTogether(_ world: World, _ reader: SyncClient) async throws {
+        let heard = await reader.listen()
+        _ = try await reader.sync()
+        #expect(await reader.catchUpCommitCount == 2)
+        #expect(inserted(heard.changes) == [20, 5])
+        #expect(try await world.contents(reader) == world.serverContents())
+    }
+
     @Test func pagesWithinTheBounds_commitOnce_andTheFeedHearsThemOnce() async throws {
         let (world, reader, transport) = try await catchUpWorld()
         await reader.setCatchUpCommits(Self.never, clock: ManualCommitClock())
@@ -42,11 +51,7 @@ import Testing
     @Test func theRecordBound_commitsThePageThatReachesIt() async throws {
         let (world, reader, _) = try await catchUpWorld()
         await reader.setCatchUpCommits(CatchUpCommits(interval: .seconds(3_600), records: 20), clock: ManualCommitClock())
-        let heard = await reader.listen()
-        _ = try await reader.sync()
-        #expect(await reader.catchUpCommitCount == 2)
-        #expect(inserted(heard.changes) == [20, 5])
-        #expect(try await world.contents(reader) == world.serverContents())
+        try await syncCommitsPagesOneAndTwoTogether(world, reader)
     }
 
     @Test func theTimeBound_commitsThePageThatEndsPastIt() async throws {
@@ -55,11 +60,7 @@ import Testing
         await reader.setCatchUpCommits(CatchUpCommits(interval: .milliseconds(250), records: 1_000), clock: clock)
         // Each page takes 150 ms on this clock: the second ends 300 ms after the transaction began.
         await reader.setApplyHook(StageCounter { stage, _ in if stage == .written { clock.advance(by: .milliseconds(150)) } }.hook)
-        let heard = await reader.listen()
-        _ = try await reader.sync()
-        #expect(await reader.catchUpCommitCount == 2)
-        #expect(inserted(heard.changes) == [20, 5])
-        #expect(try await world.contents(reader) == world.serverContents())
+        try await syncCommitsPagesOneAndTwoTogether(world, reader)
     }
 
     @Test func waitingForTheNetworkPastTheInterval_commitsWhatWasApplied() async throws {
