@@ -41,6 +41,9 @@ public final class Store {
     /// Whether `__fm_writer` holds the marker of the transaction in progress (a store call
     /// runs), so the capture triggers skip its writes.
     var ownWrites = false
+    /// The state to restore when the held transaction rolls back; nil when none is open
+    /// (``beginHeldTransaction()``).
+    var held: HeldState?
     /// Whether the connection may write (a `StoreReader`'s may not).
     let writable: Bool
     /// The wall clock the replica's clock reads (also for the time a change was refused).

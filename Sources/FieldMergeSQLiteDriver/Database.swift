@@ -251,6 +251,10 @@ public final class Database {
     /// The number of rows the last `INSERT`, `UPDATE` or `DELETE` changed (`sqlite3_changes64`).
     public var changes: Int { handle.map { Int(sqlite3_changes64($0)) } ?? 0 }
 
+    /// The number of rows every `INSERT`, `UPDATE` and `DELETE` on this connection changed
+    /// since it opened (`sqlite3_total_changes64`): whether some work wrote anything.
+    public var totalChanges: Int { handle.map { Int(sqlite3_total_changes64($0)) } ?? 0 }
+
     /// The rowid of the last successful `INSERT` on this connection.
     public var lastInsertRowID: Int64 { handle.map { sqlite3_last_insert_rowid($0) } ?? 0 }
 

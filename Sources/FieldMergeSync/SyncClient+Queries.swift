@@ -26,6 +26,7 @@ extension SyncClient {
         _ query: RecordQuery<R>,
         bufferingPolicy: AsyncThrowingStream<[R], any Error>.Continuation.BufferingPolicy = .unbounded
     ) throws(StoreError) -> AsyncThrowingStream<[R], any Error> {
-        try store.observe(query, bufferingPolicy: bufferingPolicy)
+        releaseCatchUp()
+        return try store.observe(query, bufferingPolicy: bufferingPolicy)
     }
 }

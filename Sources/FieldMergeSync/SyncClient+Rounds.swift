@@ -30,9 +30,16 @@ extension SyncClient {
                 if pending.isEmpty && !outcome.hasMore { break }
                 let settled = try store.pendingChanges(limit: 1).isEmpty
                 if !outcome.hasMore && settled { break }
+                // An app's write waiting for the executor runs now (committing the
+                // catch-up's transaction first), not after the whole catch-up.
+                await letWaitingWorkIn()
             }
+            try commitCatchUp()
             return .success(summary)
         } catch {
+            // Pages applied whole stay (only a page that failed while writing takes the
+            // uncommitted ones with it): see ``settleCatchUp()``.
+            settleCatchUp()
             return .failure(SyncError(classifying: explainingSchema(error), completed: summary))
         }
     }
@@ -66,13 +73,19 @@ extension SyncClient {
             page.subscriptions == request.subscriptions, page.priority == request.priority
         {
             ahead = nil
-            exchange = try await page.task.value
+            exchange = try await awaitingNetwork { try await page.task.value }
         } else {
             ahead?.cancel()
             ahead = nil
             if pending.isEmpty {
-                exchange = try await Self.exchange(request, codec: codec, transport: transport, gzip: gzip, probe: probe)
+                let (codec, transport, gzip, probe) = (codec, transport, gzip, probe)
+                exchange = try await awaitingNetwork { [request] in
+                    try await Self.exchange(request, codec: codec, transport: transport, gzip: gzip, probe: probe)
+                }
             } else {
+                // What the catch-up applied commits before a request with changes is recorded
+                // and sent: it answers what the store holds.
+                try commitCatchUp()
                 // The request id is a digest of what is sent; the bytes are kept as in flight
                 // until their answer is applied, so that a retry after a lost answer is the
                 // same request under the same id, whatever was edited since, and the server
@@ -84,17 +97,25 @@ extension SyncClient {
                 exchange = try await sendInFlight(wire)
             }
         }
+        if pending.isEmpty && store.maxRevision != request.maxRevision {
+            // The catch-up's transaction was rolled back while this page was on its way (its
+            // commit failed): the page does not follow on from the store; ask again.
+            exchange.follower?.task.cancel()
+            return RoundOutcome(hasMore: true, conflicts: 0, requestID: nil)
+        }
         let conflicts = try absorb(
-            exchange, pending: pending, asking: request, summary: &summary, refused: &refused, ahead: &ahead)
+            exchange, pending: pending, asking: request, summary: &summary, refused: &refused, ahead: &ahead,
+            holding: pending.isEmpty)
         return RoundOutcome(hasMore: exchange.response.hasMore, conflicts: conflicts, requestID: request.requestID)
     }
 
     /// Applies one answer to what `pending` sent (nothing for a catch-up), in one store
-    /// transaction that also forgets the request in flight.
+    /// transaction that also forgets the request in flight; with `holding` (a catch-up page
+    /// of a sync), in the catch-up's transaction, which commits with ``CatchUpCommits``.
     /// - Returns: How many change sets sent came back as conflicts.
     func absorb(
         _ exchange: Exchange, pending: [PendingChange], asking request: SyncRequest? = nil, summary: inout SyncSummary,
-        refused: inout Set<String>, ahead: inout Prefetch?
+        refused: inout Set<String>, ahead: inout Prefetch?, holding: Bool = false
     ) throws -> Int {
         let response = exchange.response
         summary.rounds += 1
@@ -122,14 +143,20 @@ extension SyncClient {
         // overwritten.
         let answersFrom = response.changeSets.count - sentChangeSets
         applier.probe = probe
-        let applied = try probe.measure(.clientApply) {
-            try store.transaction(origin: .sync) {
-                let applied = try applier.apply(response, answersFrom: answersFrom)
-                if !pending.isEmpty { try store.clearInFlight() }
-                return applied
+        let applied: ResponseApplier.Outcome
+        if holding && pending.isEmpty {
+            applied = try applyHeld(response, with: &applier)
+        } else {
+            try commitCatchUp()
+            applied = try probe.measure(.clientApply) {
+                try store.transaction(origin: .sync) {
+                    let applied = try applier.apply(response, answersFrom: answersFrom)
+                    if !pending.isEmpty { try store.clearInFlight() }
+                    return applied
+                }
             }
+            committed()
         }
-        committed()
         if let request { try noteDenials(response, asked: request.subscriptions) }
         try applyHook?(.committed)
         refused.formUnion(applied.refused)

@@ -4,6 +4,8 @@ import FieldMergeSQLite
 extension SyncClient {
     /// Where the client stands now (``SyncState``), its count of unsynced changes read afresh.
     public var state: SyncState {
+        // It reads the store, so a catch-up's open transaction commits first, as for a write.
+        releaseCatchUp()
         if let count = try? store.unsyncedCount() { updateState { $0.unsynced = count } }
         return currentState
     }

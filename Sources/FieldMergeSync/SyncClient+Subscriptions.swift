@@ -43,6 +43,7 @@ extension SyncClient {
     ///     another subscription still gives them.
     /// - Throws: `StoreError` when the store cannot record it.
     public func subscribe(_ scope: String, id: Int64, first: Bool = false, ttl: Duration = defaultSubscriptionTTL) throws(StoreError) {
+        releaseCatchUp()
         try store.saveSubscription(StoreSubscription(scope: scope, root: id, first: first, ttl: Self.milliseconds(ttl)))
         live?.resubscribe()
     }
@@ -51,6 +52,7 @@ extension SyncClient {
     /// then leave with the next sync (unless a grant still gives them). Nothing happens when
     /// there is no such subscription.
     public func unsubscribe(_ scope: String, id: Int64) throws(StoreError) {
+        releaseCatchUp()
         guard var subscription = try store.subscriptions().first(where: { $0.scope == scope && $0.root == id }),
             subscription.dropped == nil
         else { return }
@@ -62,6 +64,7 @@ extension SyncClient {
     /// The device's subscriptions, dropped ones included until their time to live passes,
     /// by scope and root.
     public func subscriptions() throws -> [Subscription] {
+        releaseCatchUp()
         let held = try holdings()
         return try store.subscriptions().map { stored in
             let state: Subscription.State =

@@ -6,8 +6,10 @@ import FieldMergeSQLite
 ///
 /// ``sync(maxRounds:progress:)`` runs rounds until nothing is left to send and catch-up has
 /// no more pages: pending changes → request → transport → response → three-way merge of
-/// every record that has local changes → one store transaction. A failed round changes
-/// nothing; the next sync starts over from the store, which is the only state.
+/// every record that has local changes → one store transaction. Catch-up pages share one
+/// transaction, committed every 250 ms or 100,000 records and at the end
+/// (``CatchUpCommits``). A failed round changes nothing; the next sync starts over from the
+/// store, which is the only state.
 ///
 /// **One sync at a time.** Apps start syncs from many places (launch, a timer, a push,
 /// pull-to-refresh). A `sync()` called while another runs never starts a second round
@@ -42,6 +44,15 @@ public actor SyncClient {
     /// Ask for the next catch-up page while applying the current one (a read-only request
     /// that overlaps the server's and the codec's work with the store's). On by default.
     public var prefetchesPages = true
+    /// When a catch-up commits the pages it applied (one transaction for several pages).
+    public var catchUpCommits: CatchUpCommits
+    /// What the catch-up reads to tell when ``CatchUpCommits/interval`` is over.
+    package var commitClock: any CommitClock = ContinuousCommitClock()
+    /// The catch-up's transaction while one is open.
+    var catchUp: CatchUpWindow?
+    var catchUpGeneration = 0
+    /// How many catch-up transactions committed (for tests and benches).
+    package internal(set) var catchUpCommitCount = 0
     /// Hears how long each phase of a round takes (`SyncPhase`); nil, the default, times nothing.
     public let probe: (any SyncProbe)?
     /// Called at each stage of applying a response; throwing aborts the round there (a
@@ -74,8 +85,11 @@ public actor SyncClient {
     ///   - gzip: Whether request bodies are gzip'd (and gzip'd responses accepted).
     ///   - batchSize: At most this many records per request; catch-up pages use it as `limit` too.
     ///   - probe: Hears how long each phase of a round takes (`SyncPhase`); nil times nothing.
+    ///   - catchUpCommits: When a catch-up commits the pages it applied (by default after
+    ///     250 ms or 100,000 records, and at its end).
     public init(
-        store: sending Store, transport: any SyncTransport, gzip: Bool = true, batchSize: Int = 10_000, probe: (any SyncProbe)? = nil
+        store: sending Store, transport: any SyncTransport, gzip: Bool = true, batchSize: Int = 10_000, probe: (any SyncProbe)? = nil,
+        catchUpCommits: CatchUpCommits = CatchUpCommits()
     ) {
         executor = DatabaseExecutor(label: "FieldMerge.SyncClient")
         if case .file(let path) = store.database.location {
@@ -90,6 +104,7 @@ public actor SyncClient {
         self.gzip = gzip
         self.batchSize = batchSize
         self.probe = probe
+        self.catchUpCommits = catchUpCommits
         codec = WireCodec(schema: store.schema)
         clientID = String(store.replica.rawValue, radix: 16)
     }
@@ -98,8 +113,16 @@ public actor SyncClient {
     /// an error it throws aborts the round at that stage, as a crash there would.
     package func setApplyHook(_ hook: (@Sendable (ApplyStage) throws -> Void)?) { applyHook = hook }
 
+    /// Sets when a catch-up commits, and the clock it reads (tests inject one).
+    package func setCatchUpCommits(_ commits: CatchUpCommits, clock: any CommitClock = ContinuousCommitClock()) {
+        catchUpCommits = commits
+        commitClock = clock
+    }
+
     /// Runs `body` with the store as one transaction (`Store.transaction(_:)`), on the
-    /// client's executor, between sync rounds: never inside one.
+    /// client's executor, between sync rounds: never inside one. During a catch-up it
+    /// commits the pages applied so far first (``CatchUpCommits``), so it waits for at most
+    /// the page being applied, and a later page's failure never undoes it.
     ///
     /// Everything `body` writes commits together: when it throws, nothing of it stays (in
     /// the tables, the outbox or the change log) and the error is rethrown unchanged; a
@@ -108,6 +131,7 @@ public actor SyncClient {
     ///
     /// - Throws: What `body` throws; `StoreError` when the transaction cannot begin or commit.
     public func write<T: Sendable>(_ body: (Store) throws -> T) throws -> T {
+        releaseCatchUp()
         let result = try store.transaction { try body(store) }
         committed()
         refreshUnsynced()
@@ -119,6 +143,7 @@ public actor SyncClient {
     /// transaction around it: for reads that must see the client's last writes, or work that
     /// opens its own transactions (each store call that writes is then one of its own).
     public func withStore<T: Sendable>(_ body: (Store) throws -> T) rethrows -> T {
+        releaseCatchUp()
         defer {
             committed()
             refreshUnsynced()
@@ -129,7 +154,10 @@ public actor SyncClient {
 
     /// Runs `body` with the store, as ``withStore(_:)`` does, but not as a local write: live
     /// mode does not sync for it. For tools and tests that only look.
-    package func inspect<T: Sendable>(_ body: (Store) throws -> T) rethrows -> T { try body(store) }
+    package func inspect<T: Sendable>(_ body: (Store) throws -> T) rethrows -> T {
+        releaseCatchUp()
+        return try body(store)
+    }
 
     /// After a commit: the log goes into the file in the background.
     func committed() { checkpointer?.request() }
@@ -140,6 +168,7 @@ public actor SyncClient {
     /// without it the connections close when the client is released, possibly later than
     /// its last use. A sync, read or write after it fails with a closed-database error.
     public func close() async {
+        releaseCatchUp()
         await checkpointer?.close()
         await reader?.close()
         store.close()
@@ -156,6 +185,7 @@ public actor SyncClient {
     /// an in-memory store has only its one connection and reads between rounds.
     public func read<T: Sendable>(_ body: @Sendable (Store) throws -> T) async throws -> T {
         if let reader { return try await reader.read(body) }
+        releaseCatchUp()
         return try store.database.transaction(.deferred) { try body(store) }
     }
 

@@ -56,6 +56,7 @@ package enum ApplyStage: String, Sendable, CaseIterable {
     case merged
     /// Everything is written inside the store transaction, which has not committed.
     case written
-    /// The transaction has committed; the round has not returned yet.
+    /// The page is applied: committed, or, for a catch-up page, held in the catch-up's
+    /// transaction (``CatchUpCommits``); the round has not returned yet.
     case committed
 }

@@ -95,6 +95,7 @@ extension SyncClient {
         switch event {
         case .ready(let revision):
             if revision > cursor { return .sync }
+            releaseCatchUp()
             let pending = (try? store.captureExternalWrites()).map { _ in (try? store.pendingChanges(limit: 1))?.isEmpty == false }
             return pending == true ? .sync : .nothing
         case .poke(let revision):

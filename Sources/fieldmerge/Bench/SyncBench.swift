@@ -22,6 +22,14 @@ struct SyncBench: AsyncParsableCommand {
     var changes: Int = 1_000
     @Flag(inversion: .prefixedNo, help: "Gzip request and response bodies.")
     var gzip = true
+    @Option(help: "A catch-up commits once a page ends this many milliseconds after its transaction began (0: every page).")
+    var commitIntervalMs: Int = 250
+    @Option(help: "A catch-up commits once its transaction holds this many records (1: every page).")
+    var commitRecords: Int = 100_000
+    @Option(help: "During each timed incremental sync, an app write (an empty `write { }`) every this many milliseconds, its longest wait reported (0: none).")
+    var writeEveryMs: Int = 0
+
+    var commits: CatchUpCommits { CatchUpCommits(interval: .milliseconds(commitIntervalMs), records: commitRecords) }
 
     func run() async throws {
         let generated = Workload.generate(records: workload.records, seed: workload.seed)
@@ -64,7 +72,7 @@ struct SyncBench: AsyncParsableCommand {
         for run in 0..<runs {
             let client = SyncClient(
                 store: try Store(.file(path: folder + "/reader-\(run).sqlite"), schema: schema, replica: ReplicaID(UInt64(100 + run))),
-                transport: transport, gzip: gzip, batchSize: batchSize, probe: probe)
+                transport: transport, gzip: gzip, batchSize: batchSize, probe: probe, catchUpCommits: commits)
             initialTimes.append(try await seconds { initial = try await client.sync() })
             initialPhases.append(probe.take())
             let count = try await client.read { try $0.database.scalar("SELECT count(*) FROM reminders") }
@@ -93,6 +101,8 @@ struct SyncBench: AsyncParsableCommand {
         var incrementalPhases: [[SyncPhase: Double]] = [], uploadPhases: [[SyncPhase: Double]] = []
         var incremental = SyncSummary(), uploaded = SyncSummary()
         var checkOK = true
+        var waits: [Double] = []
+        let commitsBefore = await reader.catchUpCommitCount
         for run in 0..<runs {
             let edits = (0..<changes).map { n in (id: Int64(sample.below(UInt64(workload.records))) + 1, title: "edit \(run).\(n)") }
             try await writer.write { store in
@@ -102,7 +112,9 @@ struct SyncBench: AsyncParsableCommand {
             uploadPhases.append(probe.take())
             // The writer is another device: its background checkpoint is not the reader's time.
             await writer.checkpoint()
+            let app = writeEveryMs > 0 ? AppWrites.start(on: reader, every: .milliseconds(writeEveryMs)) : nil
             incrementalTimes.append(try await seconds { incremental = try await reader.sync() })
+            if let app { waits += try await app.stop() }
             incrementalPhases.append(probe.take())
             let last = edits.last!
             let check = try await reader.read { try $0.record("reminders", id: last.id)?.values[0] }
@@ -112,6 +124,14 @@ struct SyncBench: AsyncParsableCommand {
                                         runs: runs, ops: incremental.received, opUnit: "records")
         incrementalLine.add("seconds_all", incrementalTimes)
         incrementalLine.add("requests", incremental.rounds)
+        incrementalLine.add("commit_interval_ms", commitIntervalMs)
+        incrementalLine.add("commit_records", commitRecords)
+        incrementalLine.add("catch_up_commits_per_run", Double(await reader.catchUpCommitCount - commitsBefore) / Double(runs))
+        if writeEveryMs > 0 {
+            incrementalLine.add("app_writes", waits.count)
+            incrementalLine.add("app_write_wait_max_ms", (waits.max() ?? 0) * 1_000)
+            incrementalLine.add("app_write_wait_median_ms", median(waits) * 1_000)
+        }
         incrementalLine.add("uploaded", uploaded.sent)
         incrementalLine.add("upload_conflicts", uploaded.conflictingChangeSets)
         incrementalLine.add("digest_ok", checkOK)
