@@ -71,6 +71,6 @@ extension DocSnippets {
     @Test(arguments: DocSnippets.docComments.map(\.document))
     func blocks_areTheCodeTheTestsCompile(_ document: String) throws {
         let entry = try #require(DocSnippets.docComments.first { $0.document == document })
-        try DocSnippets.expectBlocksMatch(document: entry.document, marker: entry.marker, testFile: entry.testFile)
+        try DocSnippets.expectBlocksMatch(document: entry.document, marker: entry.marker, testFiles: [entry.testFile])
     }
 }

