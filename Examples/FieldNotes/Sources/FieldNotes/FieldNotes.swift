@@ -25,17 +25,17 @@ import Foundation
     }
 
     static func run() async throws -> Outcome {
-        let folder = URL.temporaryDirectory.appending(path: "field-notes-\(UUID())")   // an app: its support folder
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
         var outcome = Outcome()
 
         // README block begin
+        let folder = URL.temporaryDirectory.appending(path: "field-notes-\(UUID())")   // an app: its support folder
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let schema = try Schema([Note.table.entity])
         let server = InProcessTransport(server: try RevisionServer(.memory, schema: schema))  // an app: HTTPTransport(url:)
         let store = try Store(.file(path: folder.appending(path: "ana.sqlite").path), schema: schema)
         let ana = SyncClient(store: store, transport: server)
         // README block end
+        defer { try? FileManager.default.removeItem(at: folder) }
 
         // README block begin
         let openNotes = try await ana.observe(Note.all.filter(\.status == .open).order(\.site),
