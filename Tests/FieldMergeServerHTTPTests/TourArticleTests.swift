@@ -7,17 +7,18 @@ import FieldMergeSyncHTTP
 import Foundation
 import Testing
 
-/// The README's Swift snippets, run in order in one scope, as a reader would paste them.
+/// The Swift snippets of the DocC article "A tour of the layers"
+/// (`Sources/FieldMergeSync/Documentation.docc/Tour.md`), run in order in one scope, as a
+/// reader would paste them.
 ///
-/// Each README ```swift block appears below between `// Tour block begin` and
+/// Each ```swift block of the article appears below between `// Tour block begin` and
 /// `// Tour block end`, verbatim apart from its indentation; its `import` lines are this
-/// file's imports. `readmeBlocks_areTheCodeThisFileCompiles` reads README.md and this file
-/// (``DocSnippets``, which does the same for Specs/ and the DocC articles) and fails on any
-/// difference, so changing a snippet means changing its copy here (and
-/// the checks after it). Lines outside the markers are the test's own. The store snippet
-/// writes `replica.sqlite` in the working folder, as an app would; the test removes it.
-@Suite(.serialized) struct ReadmeExampleTests {
-    @Test func readmeSnippets_runInOrder() async throws {
+/// file's imports. ``DocSnippets`` reads the article and this file and fails on any
+/// difference, so changing a snippet means changing its copy here (and the checks after it).
+/// Lines outside the markers are the test's own. The store snippet writes `replica.sqlite`
+/// in the working folder, as an app would; the test removes it.
+@Suite(.serialized) struct TourArticleTests {
+    @Test func tourSnippets_runInOrder() async throws {
         Self.removeReplicaFiles()
         defer { Self.removeReplicaFiles() }
 

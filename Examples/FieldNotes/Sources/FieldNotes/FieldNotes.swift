@@ -61,7 +61,7 @@ import Foundation
         var summary = SyncSummary()
         do {
             summary = try await ana.sync()                   // both notes go up; the server assigns their ids
-        } catch {                                          // a SyncError
+        } catch {                                            // a SyncError
             guard error.isRetryable else { throw error }     // retryable: offline; the notes stay queued
         }
         let afterSync = try await anasScreen.next()          // the same notes under their server ids
