@@ -23,33 +23,21 @@ import Testing
             let serverURL = running.syncURL
             // http.md block begin
             // Specs/schemas/reminders.json, field for field.
-            struct TodoList: StoredRecord {
-                var id: Int64 = 0
-                var name = "", color: Int64 = 0, position = 0.0
-                static let table = RecordTable<TodoList>("lists", [
-                    .text("name", \.name), .integer("color", \.color, strategy: .serverWins), .real("position", \.position),
-                ])
-            }
-            struct Reminder: StoredRecord {
-                var id: Int64 = 0
-                var title = "", notes = "", isCompleted = false, priority: Int64 = 0, dueDate: Int64?
-                var minutesSpent: Int64 = 0, tags: Set<String> = [], attachment: [UInt8] = [], listID: Int64?
-                static let table = RecordTable<Reminder>("reminders", [
-                    .text("title", \.title), .text("notes", \.notes, strategy: .text), .bool("isCompleted", \.isCompleted),
-                    .integer("priority", \.priority, strategy: .max), .date("dueDate", \.dueDate),
-                    .integer("minutesSpent", \.minutesSpent, strategy: .counter), .textSet("tags", \.tags, strategy: .union),
-                    .blob("attachment", \.attachment), .reference("listID", \.listID, to: "lists", onDelete: .cascade),
-                ])
-            }
-            let schema = try Schema([TodoList.table.entity, Reminder.table.entity])
+            let lists = Entity("lists", fields: [
+                Field("name", .text), Field("color", .integer, strategy: .serverWins), Field("position", .real),
+            ])
+            let reminders = Entity("reminders", fields: [
+                Field("title", .text), Field("notes", .text, strategy: .text), Field("isCompleted", .bool),
+                Field("priority", .integer, strategy: .max), Field("dueDate", .date),
+                Field("minutesSpent", .integer, strategy: .counter), Field("tags", .textSet, strategy: .union),
+                Field("attachment", .blob), Field("listID", .reference(to: "lists", onDelete: .cascade)),
+            ])
+            let schema = try Schema([lists, reminders])
 
             let transport = HTTPTransport(url: serverURL)
             let alice = SyncClient(store: try Store(.file(path: "alice.sqlite"), schema: schema), transport: transport)
             let bob = SyncClient(store: try Store(.file(path: "bob.sqlite"), schema: schema), transport: transport)
-            try await alice.write { store in
-                var milk = Reminder(title: "Milk")
-                try store.insert(&milk)
-            }
+            try await alice.write { _ = try $0.insert("reminders", values: ["Milk", "", false, 0, nil, 0, .textSet([]), nil, nil]) }
             _ = try await alice.sync()      // the create goes up; alice's -1 becomes 1
             _ = try await bob.sync()        // bob catches up: he has reminder 1 too
             // http.md block end
