@@ -183,6 +183,11 @@ let package = Package(
             dependencies: ["FieldMerge", "FieldMergeProtocol", "FieldMergeJSON", "FieldMergeWorkload", "FieldMergeTestSupport"]
         ),
         .testTarget(name: "FieldMergeSQLiteDriverTests", dependencies: ["FieldMerge", "FieldMergeSQLiteDriver"]),
+        // The server alone, on its embedded SQLite storage (no device store, no client).
+        .testTarget(
+            name: "FieldMergeServerTests",
+            dependencies: ["FieldMerge", "FieldMergeProtocol", "FieldMergeServer", "FieldMergeServerSQLite", "FieldMergeSQLiteDriver", "FieldMergeTestSupport"]
+        ),
         .testTarget(name: "FieldMergeSQLiteTests", dependencies: ["FieldMerge", "FieldMergeSQLite", "FieldMergeWorkload"]),
         .testTarget(name: "FieldMergeSyncTests", dependencies: ["FieldMerge", "FieldMergeSQLite", "FieldMergeProtocol", "FieldMergeSync", "FieldMergeServer", "FieldMergeServerSQLite", "FieldMergeWorkload", "FieldMergeJSON", "FieldMergeTestSupport"]),
         .testTarget(name: "FieldMergeJSONTests", dependencies: ["FieldMerge", "FieldMergeJSON", "FieldMergeTestSupport"]),

@@ -7,7 +7,7 @@ extension Store {
     /// metadata, the outbox entry, the id counter and the clock.
     /// - Returns: The temporary id; the server gives the permanent one at the next sync.
     @discardableResult
-    public func insert(_ entity: String, values: ContiguousArray<Value>) throws(StoreError) -> Int64 {
+    package func insert(_ entity: String, values: ContiguousArray<Value>) throws(StoreError) -> Int64 {
         let table = try writableTable(entity)
         return try write {
             let id = nextTemporaryID
@@ -19,7 +19,7 @@ extension Store {
 
     /// Creates a record under a given id: a permanent id the app owns, or the id of a record
     /// deleted earlier, which comes back to life (its deletion is no longer sent).
-    public func insert(_ entity: String, id: Int64, values: ContiguousArray<Value>) throws(StoreError) {
+    package func insert(_ entity: String, id: Int64, values: ContiguousArray<Value>) throws(StoreError) {
         let table = try writableTable(entity)
         try write { try insertRow(table, id: id, values: values) }
     }
@@ -75,7 +75,7 @@ extension Store {
     /// stamped (all with one fresh stamp) and queued.
     /// - Returns: The fields that changed; empty when nothing did (and nothing was written).
     @discardableResult
-    public func update(_ entity: String, id: Int64, set changes: [(field: Int, value: Value)]) throws(StoreError) -> FieldMask {
+    package func update(_ entity: String, id: Int64, set changes: [(field: Int, value: Value)]) throws(StoreError) -> FieldMask {
         let table = try writableTable(entity)
         return try write {
             guard var row = try readRow(table, id: id) else {
@@ -112,7 +112,7 @@ extension Store {
 
     /// Sets fields by name.
     @discardableResult
-    public func update(_ entity: String, id: Int64, _ changes: [String: Value]) throws(StoreError) -> FieldMask {
+    package func update(_ entity: String, id: Int64, _ changes: [String: Value]) throws(StoreError) -> FieldMask {
         let table = try writableTable(entity)
         var positioned: [(field: Int, value: Value)] = []
         for name in changes.keys.sorted() {
@@ -127,7 +127,7 @@ extension Store {
     /// Deletes a record, following the schema's references: records that reference it are
     /// deleted too (`cascade`), get null (`setNull`), or make the delete fail (`restrict`).
     /// The deletion is queued for upload; a record the server never saw leaves nothing to send.
-    public func delete(_ entity: String, id: Int64) throws(StoreError) {
+    package func delete(_ entity: String, id: Int64) throws(StoreError) {
         let table = try writableTable(entity)
         try write {
             let stamp = clock.now()

@@ -38,7 +38,7 @@ public struct PendingChange: Sendable, Equatable {
 extension Store {
     /// The record with this id: alive, deleted (a tombstone the server has not confirmed
     /// yet; values are null), or nil when the store has no trace of it.
-    public func record(_ entity: String, id: Int64) throws(StoreError) -> Record? {
+    package func record(_ entity: String, id: Int64) throws(StoreError) -> Record? {
         let table = try table(entity)
         if let row = try readRow(table, id: id) { return row.record }
         return try readTombstone(table.entity, id: id)?.record
@@ -57,7 +57,7 @@ extension Store {
         return (ancestor, revision)
     }
 
-    /// ``record(_:id:)`` and the record of ``ancestor(_:id:)`` from one read of the row (or
+    /// `record(_:id:)` and the record of ``ancestor(_:id:)`` from one read of the row (or
     /// of the tombstone): what a merge needs of a record.
     package func recordAndAncestor(_ entity: String, id: Int64) throws(StoreError) -> (record: Record?, ancestor: Record?) {
         let table = try table(entity)

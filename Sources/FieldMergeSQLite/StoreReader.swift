@@ -5,7 +5,7 @@ import FieldMerge
 ///
 /// File stores use write-ahead logging, so a reader sees the last committed state and never
 /// waits for the writer, nor the writer for it. Everything a ``Store`` reads works here
-/// (``Store/record(_:id:)``, ``Store/fetch(_:id:)``, ``Store/pendingChanges(limit:includingParked:)``, plain
+/// (``Store/fetch(_:id:)``, ``Store/untyped``, ``Store/pendingChanges(limit:includingParked:)``, plain
 /// SQL through ``Store/database``); writing fails with a read-only error.
 ///
 /// ```swift

@@ -42,9 +42,11 @@ extension RevisionServer {
         if let readable = options.readable { response = Self.readableOnly(response, by: identity, readable) }
         // Committed: the live subscribers hear of it (the hub reads on a task of its own).
         if maxRevision > before { live.advance(to: maxRevision) }
-        return SyncExchange.Handled(
+        var handled = SyncExchange.Handled(
             response: version.map { $0.project(response) } ?? response, revisionBefore: before, revisionAfter: maxRevision,
             replayed: replayedStoredReply)
+        handled.answering = version?.codec ?? codec
+        return handled
     }
 
     /// `response` without the records of entities `identity` may not read (the change sets

@@ -59,6 +59,10 @@ public struct SyncExchange: Sendable {
         /// Whether the answer is a stored reply: the request was a retry whose first answer
         /// was lost (Specs/protocol.md §2), answered again without changing anything.
         public var replayed: Bool
+        /// The codec that writes the answer: the one of the schema version the request came
+        /// from, which the server resolved from its fingerprint (once per request). Nil from a
+        /// route outside the package: the exchange then resolves it again.
+        package var answering: WireCodec?
 
         public init(response: SyncResponse, revisionBefore: Int64, revisionAfter: Int64, replayed: Bool = false) {
             self.response = response
@@ -141,8 +145,9 @@ public struct SyncExchange: Sendable {
             }
             request = decoded
             let handled = try await route.handle(decoded, identity: identity, at: destination)
-            // A client of an older schema version is answered in its own.
-            let encoded = probe.measure(.responseEncode) { codec.codec(answering: decoded).encode(handled.response) }
+            // A client of an older schema version is answered in its own (the server resolved it).
+            let answering = handled.answering ?? codec.codec(answering: decoded)
+            let encoded = probe.measure(.responseEncode) { answering.encode(handled.response) }
             let answer = answerGzip ? probe.measure(.responseGzip) { Gzip.compress(encoded, level: gzipLevel) } : encoded
             return Reply(
                 status: SyncStatus.ok, body: answer, isGzip: answerGzip, request: decoded, handled: handled,

@@ -37,7 +37,7 @@ import Testing
             let transport = HTTPTransport(url: serverURL)
             let alice = SyncClient(store: try Store(.file(path: "alice.sqlite"), schema: schema), transport: transport)
             let bob = SyncClient(store: try Store(.file(path: "bob.sqlite"), schema: schema), transport: transport)
-            try await alice.write { _ = try $0.insert("reminders", values: ["Milk", "", false, 0, nil, 0, .textSet([]), nil, nil]) }
+            try await alice.write { _ = try $0.untyped.insert("reminders", values: ["Milk", "", false, 0, nil, 0, .textSet([]), nil, nil]) }
             _ = try await alice.sync()      // the create goes up; alice's -1 becomes 1
             _ = try await bob.sync()        // bob catches up: he has reminder 1 too
             // http.md block end

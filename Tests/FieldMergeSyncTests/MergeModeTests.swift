@@ -4,6 +4,7 @@ import FieldMergeSQLite
 import FieldMergeProtocol
 @testable import FieldMergeServer
 import FieldMergeServerSQLite
+import FieldMergeTestSupport
 import Foundation
 import Testing
 

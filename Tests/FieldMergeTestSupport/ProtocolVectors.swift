@@ -1,45 +1,29 @@
 import FieldMerge
 import FieldMergeJSON
-import FieldMergeSQLite
 import FieldMergeProtocol
 import FieldMergeServer
-import FieldMergeServerSQLite
 import Foundation
 import Testing
 
-/// Replays `Specs/conformance/protocol/*.json`: each vector builds a server, seeds it, sends
-/// its requests as the exact JSON bytes written there, and matches each response. Run on
-/// each storage: SQLite here, PostgreSQL in ``PostgresProtocolConformanceTests``.
-@Suite struct ProtocolConformanceTests {
-    static let folder = URL(fileURLWithPath: #filePath)
+/// The protocol's conformance vectors, `Specs/conformance/protocol/*.json`: each builds a
+/// server, seeds it, sends its requests as the exact JSON bytes written there, and matches
+/// each response. Every storage's suite replays them on its own server
+/// (`@Test(arguments: ProtocolVectors.files)`).
+public enum ProtocolVectors {
+    public static let folder = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("Specs/conformance/protocol")
 
-    static var vectors: [String] {
+    public static var files: [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).filter { $0.hasSuffix(".json") }.sorted()
     }
 
-    static let wall = 1_700_000_000_000 as UInt64
-
-    @Test func vectorsArePresent() {
-        #expect(Self.vectors.count >= 5)
-    }
-
-    @Test(arguments: vectors)
-    func vector(_ file: String) async throws {
-        var server: RevisionServer?
-        try await Self.replay(file) { schema in
-            let made = try RevisionServer(.memory, schema: schema, wall: ManualWallClock(milliseconds: Self.wall))
-            server = made
-            return made
-        } setNextID: { entity, id in
-            try server?.database.run("INSERT OR REPLACE INTO \"__fm_ids\" VALUES (?, ?)", [.text(entity), .integer(id)])
-        }
-    }
+    /// The servers' wall clock in every vector.
+    public static let wall = 1_700_000_000_000 as UInt64
 
     /// Replays the vector `file` on the server `makeServer` gives for its schema;
     /// `setNextID` sets an entity's next permanent id (`setup.nextIDs`) in its storage.
-    static func replay(
+    public static func replay(
         _ file: String, makeServer: (Schema) async throws -> RevisionServer, setNextID: (String, Int64) async throws -> Void
     ) async throws {
         let json = try JSONValue.parse(Data(contentsOf: folder.appendingPathComponent(file)))
@@ -100,20 +84,3 @@ import Testing
     }
 }
 
-/// The same vectors on PostgreSQL, each in a fresh schema.
-@Suite(.enabled(if: PostgresTestEnvironment.shouldRun, "FIELDMERGE_POSTGRES_URL is not set: PostgreSQL suite skipped (Scripts/with-postgres swift test runs it)"))
-struct PostgresProtocolConformanceTests {
-    @Test(arguments: ProtocolConformanceTests.vectors)
-    func vector(_ file: String) async throws {
-        try await PostgresTestDatabase.with { database in
-            try await ProtocolConformanceTests.replay(file) { schema in
-                try await database.server(schema, wall: ManualWallClock(milliseconds: ProtocolConformanceTests.wall))
-            } setNextID: { entity, id in
-                try await database.execute(
-                    "INSERT INTO \"\(database.url.schema)\".\"__fm_ids\" (\"entity\", \"next\") VALUES ($1, $2) "
-                        + "ON CONFLICT (\"entity\") DO UPDATE SET \"next\" = EXCLUDED.\"next\"",
-                    entity, id)
-            }
-        }
-    }
-}

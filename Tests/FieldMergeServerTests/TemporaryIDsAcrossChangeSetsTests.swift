@@ -1,5 +1,5 @@
 import FieldMerge
-import FieldMergeSQLite
+import FieldMergeSQLiteDriver
 import FieldMergeProtocol
 import FieldMergeServer
 import FieldMergeServerSQLite
