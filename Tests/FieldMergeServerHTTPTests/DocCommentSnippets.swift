@@ -15,6 +15,7 @@ extension DocSnippets {
         ("Sources/FieldMerge/Concurrency/SerialQueueExecutor.swift", sqliteTests, "SerialQueueExecutor.swift"),
         ("Sources/FieldMergeSQLite/StoredRecord.swift", storeTests, "StoredRecord.swift"),
         ("Sources/FieldMergeSQLite/StoreReader.swift", storeTests, "StoreReader.swift"),
+        ("Sources/FieldMergeSQLite/Store+Untyped.swift", storeTests, "Store+Untyped.swift"),
         ("Sources/FieldMergeSQLite/Store+Transaction.swift", storeTests, "Store+Transaction.swift"),
         ("Sources/FieldMergeSync/SyncClient+Changes.swift", storeTests, "SyncClient+Changes.swift"),
         ("Sources/FieldMergeSQLite/RecordQuery.swift", queryTests, "RecordQuery.swift"),
