@@ -25,7 +25,9 @@ public struct UntypedRecords {
     ///
     /// One transaction writes the row (every field stamped with one fresh stamp), its
     /// metadata, the outbox entry, the id counter and the clock.
-    /// - Parameter values: One value per field, in the entity's field order.
+    /// - Parameters:
+    ///   - entity: The entity's name.
+    ///   - values: One value per field, in the entity's field order.
     /// - Returns: The temporary id; the server gives the permanent one at the next sync.
     @discardableResult
     public func insert(_ entity: String, values: ContiguousArray<Value>) throws(StoreError) -> Int64 {

@@ -42,6 +42,18 @@ import Testing
         #expect(pending.count == 1 && pending.first?.kind == .create)
     }
 
+    @Test func untypedSnippet_insertsAndUpdatesByName() throws {
+        let tasks = Entity("tasks", fields: [Field("title", .text), Field("done", .bool)])
+        let store = try Store(.memory, schema: try Schema([tasks]))
+        // Store+Untyped.swift block begin
+        let id = try store.untyped.insert("tasks", values: [.text("Write spec"), .bool(false)])
+        try store.untyped.update("tasks", id: id, ["done": .bool(true)])
+        // Store+Untyped.swift block end
+        #expect(id == -1)
+        #expect(try store.untyped.record("tasks", id: id)?.values == [.text("Write spec"), .bool(true)])
+        #expect(try store.pendingChanges().count == 1)
+    }
+
     @Test func storeTransactionSnippet_keepsTheOuterPart_andReportsItOnce() throws {
         struct Reminder: StoredRecord {
             var id: Int64 = 0
