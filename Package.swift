@@ -21,6 +21,7 @@ let package = Package(
         .library(name: "FieldMergeServerPrometheus", targets: ["FieldMergeServerPrometheus"]),
         .library(name: "FieldMergeServerAuth", targets: ["FieldMergeServerAuth"]),
         .library(name: "FieldMergeServerPostgres", targets: ["FieldMergeServerPostgres"]),
+        .library(name: "FieldMergeServeCommand", targets: ["FieldMergeServeCommand"]),
         .executable(name: "fieldmerge", targets: ["fieldmerge"]),
         .executable(name: "fieldmerge-server", targets: ["fieldmerge-server"]),
     ],
@@ -161,16 +162,35 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["Tools"])),
             ]
         ),
-        // `fieldmerge-server`: serve (SQLite or PostgreSQL, JWT) and bench serve.
+        // `serve` as a library (every flag of `fieldmerge-server serve`): an app's own
+        // executable runs it with its Swift schema, custom strategies and access rules.
+        // Needs both traits, like fieldmerge-server.
+        .target(
+            name: "FieldMergeServeCommand",
+            dependencies: [
+                "FieldMerge", "FieldMergeJSON", "FieldMergeProtocol", "FieldMergeServer", "FieldMergeServerSQLite", "FieldMergeSQLiteDriver",
+                "FieldMergeServerHTTP", "FieldMergeServerAuth", "FieldMergeServerPostgres", "FieldMergeServerPrometheus",
+                .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["Tools"])),
+                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Server"])),
+            ]
+        ),
+        // `fieldmerge-server`: serve (FieldMergeServeCommand, the league schema by default)
+        // and bench serve.
         .executableTarget(
             name: "fieldmerge-server",
             dependencies: [
                 "FieldMerge", "FieldMergeJSON", "FieldMergeSQLite", "FieldMergeProtocol", "FieldMergeSync", "FieldMergeServer", "FieldMergeServerSQLite", "FieldMergeSyncHTTP",
                 "FieldMergeSyncNIO", "FieldMergeServerHTTP", "FieldMergeServerAuth", "FieldMergeServerPostgres", "FieldMergeServerPrometheus", "FieldMergeSimulation",
-                "FieldMergeToolSupport",
+                "FieldMergeToolSupport", "FieldMergeServeCommand",
                 .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["Tools"])),
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Server"])),
             ]
+        ),
+        // An app's own ten-line server (FieldMergeServeCommand with a custom strategy the
+        // stock fieldmerge-server cannot serve); ServeCommandLibraryTests runs it.
+        .executableTarget(
+            name: "fieldmerge-serve-example",
+            dependencies: ["FieldMerge", "FieldMergeServeCommand"]
         ),
         // Schemas and scenarios several test targets share; only tests link it.
         .target(
@@ -197,7 +217,7 @@ let package = Package(
             dependencies: [
                 "FieldMerge", "FieldMergeSQLite", "FieldMergeProtocol", "FieldMergeSync", "FieldMergeServer", "FieldMergeServerSQLite", "FieldMergeSyncHTTP",
                 "FieldMergeSyncNIO", "FieldMergeServerHTTP", "FieldMergeServerAuth", "FieldMergeJSON", "FieldMergeSyncTool", "FieldMergeSimulation", "FieldMergeTestSupport",
-                "FieldMergeServerPrometheus",
+                "FieldMergeServerPrometheus", "FieldMergeServeCommand",
                 .product(name: "JWTKit", package: "jwt-kit", condition: .when(traits: ["Server"])),
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Server"])),
                 .product(name: "InMemoryLogging", package: "swift-log", condition: .when(traits: ["Server"])),

@@ -25,6 +25,8 @@ enum DocSnippets {
          "Tests/FieldMergeServerHTTPTests/AuthArticleTests.swift", "FieldMergeServerAuth.md"),
         ("Sources/FieldMergeServerPostgres/Documentation.docc/FieldMergeServerPostgres.md",
          "Tests/FieldMergeServerPostgresTests/PostgresArticleTests.swift", "FieldMergeServerPostgres.md"),
+        ("Sources/FieldMergeServeCommand/Documentation.docc/ServingAnAppsSchema.md",
+         "Sources/fieldmerge-serve-example/main.swift", "ServingAnAppsSchema.md"),
     ]
 
     /// The repository's root, from a file of this test target.
