@@ -22,6 +22,7 @@ let package = Package(
         .library(name: "FieldMergeServerAuth", targets: ["FieldMergeServerAuth"]),
         .library(name: "FieldMergeServerPostgres", targets: ["FieldMergeServerPostgres"]),
         .library(name: "FieldMergeServeCommand", targets: ["FieldMergeServeCommand"]),
+        .library(name: "FieldMergeToolCommands", targets: ["FieldMergeToolCommands"]),
         .executable(name: "fieldmerge", targets: ["fieldmerge"]),
         .executable(name: "fieldmerge-server", targets: ["fieldmerge-server"]),
     ],
@@ -150,6 +151,15 @@ let package = Package(
             name: "FieldMergeSyncTool",
             dependencies: ["FieldMerge", "FieldMergeJSON", "FieldMergeSQLite", "FieldMergeSync", "FieldMergeSyncHTTP"]
         ),
+        // `sync` and `schema diff` as a library (every flag of `fieldmerge sync`): an app's own
+        // executable runs them with its Swift schema. Needs the Tools trait, no server module.
+        .target(
+            name: "FieldMergeToolCommands",
+            dependencies: [
+                "FieldMerge", "FieldMergeJSON", "FieldMergeSync", "FieldMergeSyncTool",
+                .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["Tools"])),
+            ]
+        ),
         // What the tools share: bench lines, child processes, the sibling executable.
         .target(name: "FieldMergeToolSupport"),
         // `fieldmerge`: simulate, sync, merge, schema and the device-side benches. No web
@@ -159,6 +169,7 @@ let package = Package(
             dependencies: [
                 "FieldMerge", "FieldMergeJSON", "FieldMergeWorkload", "FieldMergeSQLite", "FieldMergeProtocol", "FieldMergeSync",
                 "FieldMergeServer", "FieldMergeServerSQLite", "FieldMergeSyncHTTP", "FieldMergeSimulation", "FieldMergeSyncTool", "FieldMergeToolSupport",
+                "FieldMergeToolCommands",
                 .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["Tools"])),
             ]
         ),
@@ -217,7 +228,7 @@ let package = Package(
             dependencies: [
                 "FieldMerge", "FieldMergeSQLite", "FieldMergeProtocol", "FieldMergeSync", "FieldMergeServer", "FieldMergeServerSQLite", "FieldMergeSyncHTTP",
                 "FieldMergeSyncNIO", "FieldMergeServerHTTP", "FieldMergeServerAuth", "FieldMergeJSON", "FieldMergeSyncTool", "FieldMergeSimulation", "FieldMergeTestSupport",
-                "FieldMergeServerPrometheus", "FieldMergeServeCommand",
+                "FieldMergeServerPrometheus", "FieldMergeServeCommand", "FieldMergeToolCommands",
                 .product(name: "JWTKit", package: "jwt-kit", condition: .when(traits: ["Server"])),
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Server"])),
                 .product(name: "InMemoryLogging", package: "swift-log", condition: .when(traits: ["Server"])),
