@@ -14,7 +14,7 @@ import Synchronization
 /// `serve`: the command `fieldmerge-server serve` runs, and an app's own executable through
 /// ``FieldMergeServe``, which gives it the app's schema and access rules
 /// (``ServeConfiguration``). A subcommand of an app's own command tree runs inside
-/// ``FieldMergeServe/withConfiguration(_:operation:)``.
+/// ``FieldMergeServe/withConfiguration(_:isolation:operation:)``.
 public struct ServeCommand: AsyncParsableCommand {
     public static var configuration: CommandConfiguration {
         CommandConfiguration(
