@@ -21,6 +21,8 @@ let package = Package(
         .library(name: "FieldMergeServerPrometheus", targets: ["FieldMergeServerPrometheus"]),
         .library(name: "FieldMergeServerAuth", targets: ["FieldMergeServerAuth"]),
         .library(name: "FieldMergeServerPostgres", targets: ["FieldMergeServerPostgres"]),
+        .library(name: "FieldMergeServeCommand", targets: ["FieldMergeServeCommand"]),
+        .library(name: "FieldMergeToolCommands", targets: ["FieldMergeToolCommands"]),
         .executable(name: "fieldmerge", targets: ["fieldmerge"]),
         .executable(name: "fieldmerge-server", targets: ["fieldmerge-server"]),
     ],
@@ -149,6 +151,15 @@ let package = Package(
             name: "FieldMergeSyncTool",
             dependencies: ["FieldMerge", "FieldMergeJSON", "FieldMergeSQLite", "FieldMergeSync", "FieldMergeSyncHTTP"]
         ),
+        // `sync` and `schema diff` as a library (every flag of `fieldmerge sync`): an app's own
+        // executable runs them with its Swift schema. Needs the Tools trait, no server module.
+        .target(
+            name: "FieldMergeToolCommands",
+            dependencies: [
+                "FieldMerge", "FieldMergeJSON", "FieldMergeSync", "FieldMergeSyncTool",
+                .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["Tools"])),
+            ]
+        ),
         // What the tools share: bench lines, child processes, the sibling executable.
         .target(name: "FieldMergeToolSupport"),
         // `fieldmerge`: simulate, sync, merge, schema and the device-side benches. No web
@@ -158,19 +169,39 @@ let package = Package(
             dependencies: [
                 "FieldMerge", "FieldMergeJSON", "FieldMergeWorkload", "FieldMergeSQLite", "FieldMergeProtocol", "FieldMergeSync",
                 "FieldMergeServer", "FieldMergeServerSQLite", "FieldMergeSyncHTTP", "FieldMergeSimulation", "FieldMergeSyncTool", "FieldMergeToolSupport",
+                "FieldMergeToolCommands",
                 .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["Tools"])),
             ]
         ),
-        // `fieldmerge-server`: serve (SQLite or PostgreSQL, JWT) and bench serve.
+        // `serve` as a library (every flag of `fieldmerge-server serve`): an app's own
+        // executable runs it with its Swift schema, custom strategies and access rules.
+        // Needs both traits, like fieldmerge-server.
+        .target(
+            name: "FieldMergeServeCommand",
+            dependencies: [
+                "FieldMerge", "FieldMergeJSON", "FieldMergeProtocol", "FieldMergeServer", "FieldMergeServerSQLite", "FieldMergeSQLiteDriver",
+                "FieldMergeServerHTTP", "FieldMergeServerAuth", "FieldMergeServerPostgres", "FieldMergeServerPrometheus",
+                .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["Tools"])),
+                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Server"])),
+            ]
+        ),
+        // `fieldmerge-server`: serve (FieldMergeServeCommand, the league schema by default)
+        // and bench serve.
         .executableTarget(
             name: "fieldmerge-server",
             dependencies: [
                 "FieldMerge", "FieldMergeJSON", "FieldMergeSQLite", "FieldMergeProtocol", "FieldMergeSync", "FieldMergeServer", "FieldMergeServerSQLite", "FieldMergeSyncHTTP",
                 "FieldMergeSyncNIO", "FieldMergeServerHTTP", "FieldMergeServerAuth", "FieldMergeServerPostgres", "FieldMergeServerPrometheus", "FieldMergeSimulation",
-                "FieldMergeToolSupport",
+                "FieldMergeToolSupport", "FieldMergeServeCommand",
                 .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["Tools"])),
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Server"])),
             ]
+        ),
+        // An app's own ten-line server (FieldMergeServeCommand with a custom strategy the
+        // stock fieldmerge-server cannot serve); ServeCommandLibraryTests runs it.
+        .executableTarget(
+            name: "fieldmerge-serve-example",
+            dependencies: ["FieldMerge", "FieldMergeServeCommand"]
         ),
         // Schemas and scenarios several test targets share; only tests link it.
         .target(
@@ -202,7 +233,7 @@ let package = Package(
             dependencies: [
                 "FieldMerge", "FieldMergeSQLite", "FieldMergeProtocol", "FieldMergeSync", "FieldMergeServer", "FieldMergeServerSQLite", "FieldMergeSyncHTTP",
                 "FieldMergeSyncNIO", "FieldMergeServerHTTP", "FieldMergeServerAuth", "FieldMergeJSON", "FieldMergeSyncTool", "FieldMergeSimulation", "FieldMergeTestSupport",
-                "FieldMergeServerPrometheus",
+                "FieldMergeServerPrometheus", "FieldMergeServeCommand", "FieldMergeToolCommands",
                 .product(name: "JWTKit", package: "jwt-kit", condition: .when(traits: ["Server"])),
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Server"])),
                 .product(name: "InMemoryLogging", package: "swift-log", condition: .when(traits: ["Server"])),

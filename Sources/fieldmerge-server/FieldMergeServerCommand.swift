@@ -1,4 +1,6 @@
 import ArgumentParser
+import FieldMergeServeCommand
+import FieldMergeSimulation
 
 #if !Server || !Tools
 #error("fieldmerge-server needs the package traits Server and Tools (both on by default)")
@@ -16,6 +18,15 @@ struct FieldMergeServerCommand: AsyncParsableCommand {
         subcommands: [ServeCommand.self, ServerBenchCommand.self],
         defaultSubcommand: ServeCommand.self
     )
+
+    /// `serve` is FieldMergeServeCommand's, with the built-in strategies only and, without
+    /// `--schema`, the simulation's league schema (Specs/simulation.md), so that
+    /// `fieldmerge simulate --server URL` runs against it.
+    static func main() async {
+        await FieldMergeServe.withConfiguration(ServeConfiguration(schema: .file(fallback: LeagueSchema.schema))) {
+            await Self.main(nil)
+        }
+    }
 }
 
 /// `fieldmerge-server bench`: the server's benches (Specs/benchmarks.md, "serve").

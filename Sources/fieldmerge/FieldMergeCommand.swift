@@ -1,4 +1,5 @@
 import ArgumentParser
+import FieldMergeToolCommands
 
 @main
 struct FieldMergeCommand: AsyncParsableCommand {

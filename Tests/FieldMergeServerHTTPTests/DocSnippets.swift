@@ -27,6 +27,8 @@ enum DocSnippets {
          ["Tests/FieldMergeServerHTTPTests/AuthArticleTests.swift"], "FieldMergeServerAuth.md"),
         ("Sources/FieldMergeServerPostgres/Documentation.docc/FieldMergeServerPostgres.md",
          ["Tests/FieldMergeServerPostgresTests/PostgresArticleTests.swift"], "FieldMergeServerPostgres.md"),
+        ("Sources/FieldMergeServeCommand/Documentation.docc/ServingAnAppsSchema.md",
+         ["Sources/fieldmerge-serve-example/main.swift"], "ServingAnAppsSchema.md"),
     ]
 
     /// The files of the example app whose code the README's quick start shows, in the

@@ -4,8 +4,8 @@ import Testing
 import Glibc
 #endif
 
-/// `fieldmerge-server` (built beside the test runner by `swift build --build-tests`) as a
-/// child process: started with posix_spawn (Foundation's Process reports leaks under
+/// `fieldmerge-server`, or another executable of the package (built beside the test runner
+/// by `swift build --build-tests`), as a child process: started with posix_spawn (Foundation's Process reports leaks under
 /// LeakSanitizer, Specs/reliability.md), its output in temporary files.
 struct ServeProcess {
     let pid: pid_t
@@ -13,19 +13,21 @@ struct ServeProcess {
     let stderr: URL
 
     /// The executable next to the test runner (or the folder holding the `.xctest` bundle).
-    static func executable() throws -> URL {
+    static func executable(_ name: String = "fieldmerge-server") throws -> URL {
         let runner = URL(fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
         var folder = runner.deletingLastPathComponent()
         if let bundle = runner.pathComponents.lastIndex(where: { $0.hasSuffix(".xctest") }) {
             folder = URL(fileURLWithPath: NSString.path(withComponents: Array(runner.pathComponents[..<bundle])))
         }
-        let executable = folder.appendingPathComponent("fieldmerge-server")
-        try #require(FileManager.default.isExecutableFile(atPath: executable.path), "no fieldmerge-server at \(executable.path)")
+        let executable = folder.appendingPathComponent(name)
+        try #require(FileManager.default.isExecutableFile(atPath: executable.path), "no \(name) at \(executable.path)")
         return executable
     }
 
-    /// Starts `fieldmerge-server ARGS` with `environment` added to this process's.
-    static func start(_ arguments: [String], environment: [String: String] = [:]) throws -> ServeProcess {
+    /// Starts `fieldmerge-server ARGS` (or `executable ARGS`) with `environment` added to this process's.
+    static func start(
+        _ arguments: [String], environment: [String: String] = [:], executable name: String = "fieldmerge-server"
+    ) throws -> ServeProcess {
         let stem = FileManager.default.temporaryDirectory.appendingPathComponent("fm-serve-\(UUID().uuidString)")
         let (outURL, errURL) = (stem.appendingPathExtension("out"), stem.appendingPathExtension("err"))
         for url in [outURL, errURL] { try Data().write(to: url) }
@@ -38,7 +40,7 @@ struct ServeProcess {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_adddup2(&actions, out.fileDescriptor, 1)
         posix_spawn_file_actions_adddup2(&actions, err.fileDescriptor, 2)
-        let path = try executable().path
+        let path = try executable(name).path
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
         let variables = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         let envp = variables.map { strdup("\($0)=\($1)") } + [nil]
@@ -91,9 +93,12 @@ struct ServeProcess {
         try? FileManager.default.removeItem(at: stderr)
     }
 
-    /// Runs `fieldmerge-server ARGS` to its end (a refusal): the exit status and standard error.
-    static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> (status: Int32, errors: String) {
-        let process = try start(arguments, environment: environment)
+    /// Runs `fieldmerge-server ARGS` (or `executable ARGS`) to its end (a refusal): the exit
+    /// status and standard error.
+    static func run(
+        _ arguments: [String], environment: [String: String] = [:], executable name: String = "fieldmerge-server"
+    ) async throws -> (status: Int32, errors: String) {
+        let process = try start(arguments, environment: environment, executable: name)
         var status: Int32 = 0
         for _ in 0..<6_000 {
             if waitpid(process.pid, &status, WNOHANG) == process.pid {

@@ -1,11 +1,13 @@
 import ArgumentParser
+import FieldMerge
 import FieldMergeJSON
 import FieldMergeSyncTool
 import Foundation
 
-/// `fieldmerge sync`: syncs one replica file with a server over HTTP (Specs/cli.md).
-struct SyncCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
+/// `fieldmerge sync`: syncs one replica file with a server over HTTP (Specs/cli.md); under
+/// the app's Swift schema in an app's own executable (``FieldMergeTool``).
+public struct SyncCommand: AsyncParsableCommand {
+    public static let configuration = CommandConfiguration(
         commandName: "sync",
         abstract: "Syncs a replica SQLite file with a server's POST /sync, creating the replica on first use.",
         discussion: """
@@ -24,8 +26,8 @@ struct SyncCommand: AsyncParsableCommand {
     @Option(help: "The replica's SQLite file; created when missing.")
     var replica: String
 
-    @Option(help: "The schema file (Specs/schema.md), the one the server serves.")
-    var schema: String
+    @Option(help: "The schema file (Specs/schema.md), the one the server serves. An app's own tool with its schema in Swift refuses it.")
+    var schema: String?
 
     @Option(help: "A file holding a bearer token (JWT), read before each request.")
     var tokenFile: String?
@@ -51,8 +53,21 @@ struct SyncCommand: AsyncParsableCommand {
     @Flag(help: "After syncing, keep the replica in step with the server (live sync: its event stream, long-poll as fallback) until SIGINT or SIGTERM; one line per event on standard error.")
     var live = false
 
-    func run() async throws {
-        var input = ReplicaSyncInput(url: url, replica: replica, schema: schema, tokenFile: tokenFile)
+    public init() {}
+
+    public func validate() throws {
+        switch (FieldMergeTool.schema, schema) {
+        case (let app?, let file?):
+            throw ValidationError(
+                "--schema \(file): this tool syncs under its app's schema, given in Swift (version \(app.version)); it reads no schema file")
+        case (nil, nil): throw ValidationError("give --schema FILE, the schema file the server serves (Specs/schema.md)")
+        default: return
+        }
+    }
+
+    public func run() async throws {
+        var input = FieldMergeTool.schema.map { ReplicaSyncInput(url: url, replica: replica, schema: $0, tokenFile: tokenFile) }
+            ?? ReplicaSyncInput(url: url, replica: replica, schema: schema ?? "", tokenFile: tokenFile)
         input.maxRounds = rounds
         input.untilSettled = untilSettled
         input.settleTimeout = timeout

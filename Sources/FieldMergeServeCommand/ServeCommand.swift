@@ -1,11 +1,9 @@
 import ArgumentParser
 import FieldMerge
 import FieldMergeJSON
-import FieldMergeSQLite
+import FieldMergeSQLiteDriver
 import FieldMergeServerAuth
 import FieldMergeServerHTTP
-import FieldMergeSimulation
-import FieldMergeSync
 import FieldMergeProtocol
 import FieldMergeServer
 import FieldMergeServerSQLite
@@ -13,27 +11,35 @@ import FieldMergeServerPostgres
 import Foundation
 import Synchronization
 
-struct ServeCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "serve",
-        abstract: "Serves POST /sync for a RevisionServer over HTTP.",
-        discussion: """
-            Opens (or creates) the server's SQLite database (--db), or its data set in \
-            PostgreSQL (--postgres, which several serve processes can share), and serves the \
-            revision protocol on http://HOST:PORT/sync, plus GET /health (Specs/http.md). Prints \
-            one line with the address once listening; logs each sync on standard error. SIGINT \
-            or SIGTERM stops accepting connections and lets requests in flight finish (each is \
-            one transaction). A SQLite file made with an older version of the schema migrates \
-            (Specs/schema.md). With --jwt-secret-file, --jwt-secret-env or --jwks every sync \
-            needs a bearer token (JWT); --policy limits which roles may write which entities \
-            (Specs/http.md, "Authentication and permissions"). --tenants DIR instead of --db serves \
-            one SQLite file per tenant, the tenant taken from each token (Specs/http.md, "Tenants"). \
-            --metrics serves GET /metrics (Prometheus), behind its own token or for loopback \
-            clients only; each sync's log line carries a request id (X-Request-ID), and \
-            --log-format json writes the log as JSON lines (Specs/http.md, "Metrics and logs"). Exit codes: 2 for a bad schema, \
-            policy, key file or metrics token, 1 when the database cannot be opened or the address cannot be bound.
-            """
-    )
+/// `serve`: the command `fieldmerge-server serve` runs, and an app's own executable through
+/// ``FieldMergeServe``, which gives it the app's schema and access rules
+/// (``ServeConfiguration``). A subcommand of an app's own command tree runs inside
+/// ``FieldMergeServe/withConfiguration(_:isolation:operation:)``.
+public struct ServeCommand: AsyncParsableCommand {
+    public static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            commandName: FieldMergeServe.context?.commandName ?? "serve",
+            abstract: "Serves POST /sync for a RevisionServer over HTTP.",
+            discussion: """
+                Opens (or creates) the server's SQLite database (--db), or its data set in \
+                PostgreSQL (--postgres, which several serve processes can share), and serves the \
+                revision protocol on http://HOST:PORT/sync, plus GET /health (Specs/http.md). Prints \
+                one line with the address once listening; logs each sync on standard error. SIGINT \
+                or SIGTERM stops accepting connections and lets requests in flight finish (each is \
+                one transaction). A SQLite file made with an older version of the schema migrates \
+                (Specs/schema.md). With --jwt-secret-file, --jwt-secret-env or --jwks every sync \
+                needs a bearer token (JWT); --policy limits which roles may write which entities \
+                (Specs/http.md, "Authentication and permissions"). --tenants DIR instead of --db serves \
+                one SQLite file per tenant, the tenant taken from each token (Specs/http.md, "Tenants"). \
+                --metrics serves GET /metrics (Prometheus), behind its own token or for loopback \
+                clients only; each sync's log line carries a request id (X-Request-ID), and \
+                --log-format json writes the log as JSON lines (Specs/http.md, "Metrics and logs"). Exit codes: 2 for a bad schema, \
+                policy, key file or metrics token, 1 when the database cannot be opened or the address cannot be bound.
+                """
+        )
+    }
+
+    public init() {}
 
     enum Mode: String, ExpressibleByArgument, CaseIterable {
         case strict, merge
@@ -55,7 +61,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "strict (a stale change set is a conflict, as in the case study) or merge.")
     var mode: Mode = .strict
 
-    @Option(help: "A JSON schema document (Specs/schema.md); when omitted, the league schema of `fieldmerge simulate` (Specs/simulation.md).")
+    @Option(help: "A JSON schema document (Specs/schema.md); when omitted, the league schema of `fieldmerge simulate` (Specs/simulation.md). An app's own serve executable with its schema in Swift refuses it.")
     var schema: String?
 
     @Flag(help: "Sync every commit to the disk (SQLite synchronous=FULL): answered requests survive a power loss, not only a crash of the process; each request then waits for the disk's flush.")
@@ -88,7 +94,8 @@ struct ServeCommand: AsyncParsableCommand {
     @OptionGroup(title: "Metrics and logs")
     var observability: ServeMetricsOptions
 
-    func validate() throws {
+    public func validate() throws {
+        try validateAppConfiguration()
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be within 0...65535") }
         try tenantOptions.validate(db: db, postgres: postgres, seedRecords: seedRecords, auth: auth)
         guard tenantOptions.tenants != nil || (db == nil) != (postgres == nil) else {
@@ -108,7 +115,7 @@ struct ServeCommand: AsyncParsableCommand {
         try observability.validate()
     }
 
-    func run() async throws {
+    public func run() async throws {
         observability.bootstrapLogging()
         let schema = try loadSchema()
         let metrics = try observability.load(schema: schema)
@@ -117,9 +124,8 @@ struct ServeCommand: AsyncParsableCommand {
         options.mode = mode.serverMode
         replies.apply(to: &options)
         live.apply(to: &options)
-        let policy = try auth.loadPolicy(schema: schema)
-        if let policy { options.enforce(policy) }
-        let verifier = try await auth.loadVerifier(customClaims: policy?.scopes?.claims ?? [])
+        try applyAccess(to: &options, schema: schema)
+        let verifier = try await auth.loadVerifier(customClaims: options.scopes?.claims ?? [])
         if let folder = tenantOptions.tenants {
             return try await serveTenants(in: folder, schema: schema, options: options, verifier: verifier, metrics: metrics)
         }
@@ -231,17 +237,6 @@ struct ServeCommand: AsyncParsableCommand {
         }
     }
 
-    /// The schema of `--schema`, or ``defaultServeSchema()``; a bad file exits with code 2.
-    private func loadSchema() throws -> Schema {
-        guard let file = schema else { return defaultServeSchema() }
-        do {
-            return try SchemaDocument.load(contentsOf: file)
-        } catch {
-            Self.fail("bad schema file \(file): \(error)")
-            throw ExitCode(2)
-        }
-    }
-
     static func fail(_ message: String) {
         FileHandle.standardError.write(Data("fieldmerge serve: \(message)\n".utf8))
     }
@@ -253,7 +248,3 @@ final class ListeningFlag: Sendable {
     func set() { value.withLock { $0 = true } }
     var isSet: Bool { value.withLock { $0 } }
 }
-
-/// The schema `fieldmerge serve` uses without `--schema`: the simulation's league
-/// (Specs/simulation.md), so `fieldmerge simulate --server URL` can run against it.
-func defaultServeSchema() -> Schema { LeagueSchema.schema }
