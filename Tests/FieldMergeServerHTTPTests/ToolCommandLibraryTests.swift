@@ -4,28 +4,10 @@ import Foundation
 import Testing
 
 /// FieldMergeToolCommands: `sync` and `schema diff` under the app's Swift schema, as an app's
-/// own tool runs them (``FieldMergeTool``), against the app's own server.
+/// own tool runs them (``FieldMergeTool``). `sync` is parsed here, not run: its run sets the
+/// process's SIGINT and SIGTERM handling (for `--live`), which other tests of this process
+/// rely on; the sync itself is `ReplicaSync` with the app's schema (ServeCommandLibraryTests).
 @Suite struct ToolCommandLibraryTests {
-    @Test func sync_underTheAppsSchema_getsWhatTheAppsServerMerged() async throws {
-        let folder = try SyncCommandTests.Folder()
-        defer { folder.remove() }
-        let serve = try ServeProcess.start(["--port", "0", "--db", folder.file("server.sqlite")], executable: "fieldmerge-serve-example")
-        guard let port = try await serve.port() else {
-            Issue.record("fieldmerge-serve-example did not start: \(serve.errors)")
-            try await serve.stop(SIGKILL)
-            return
-        }
-        let schema = try ServeCommandLibraryTests.schema()
-        let (a, b) = (folder.file("a.sqlite"), folder.file("b.sqlite"))
-        let url = "http://127.0.0.1:\(port)/sync"
-        try ReplicaSyncAppSchemaTests.edit(a, "INSERT INTO notes (body) VALUES ('from the tool')")
-        try await FieldMergeTool.withSchema(schema) {
-            for replica in [a, b] { try await SyncCommand.parse(["--url", url, "--replica", replica, "--json"]).run() }
-        }
-        #expect(try ReplicaSyncAppSchemaTests.body(b) == [.text("from the tool")])
-        #expect(try await serve.stop() == 0)
-    }
-
     /// The error `arguments` give `command` (nil when they parse), under `schema` when given.
     static func refusal(_ arguments: [String], schema: Schema?, sync: Bool = true) async -> String? {
         func parse() -> String? {
