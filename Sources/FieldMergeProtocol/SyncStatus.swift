@@ -11,6 +11,11 @@ public enum SyncStatus {
     /// A request answered.
     public static let ok = 200
 
+    /// The error code of a 409 to a device behind the data set's compaction horizon: deletes
+    /// it has not seen were compacted, so it must download the data set again (a client
+    /// keeps its unsynced changes while it does: Specs/protocol.md, "Compaction").
+    public static let resetRequired = "resetRequired"
+
     /// Whether a failed exchange may be sent again unchanged: 5xx, 408 and 429.
     public static func isRetryable(_ status: Int) -> Bool {
         status == 408 || status == 429 || status >= 500

@@ -9,7 +9,7 @@ extension _Parser {
         var maxRevision: Int64?, changeSets: [ChangeSet]?
         var clientID: String?, requestID: String?, limit: Int?, version: Int?
         var schemaVersion: Int?, schemaFingerprint: String?, scopes: ScopeHoldings?
-        var subscriptions: ScopeHoldings?, priority: ScopeHoldings?
+        var subscriptions: ScopeHoldings?, priority: ScopeHoldings?, horizon: Int64?
         var seen: UInt16 = 0
         if try open(UInt8(ascii: "{"), "an object (the request)") {
             repeat {
@@ -35,6 +35,7 @@ extension _Parser {
                 case 8: scopes = try parseScopes()
                 case 9: subscriptions = try parseScopes(allowingAll: false)
                 case 10: priority = try parseScopes(allowingAll: false)
+                case 11: horizon = try nonNegativeInt64("horizon")
                 default: try skipValue()  // unknown top-level keys: forward compatibility
                 }
             } while try next(UInt8(ascii: "}"))
@@ -45,7 +46,7 @@ extension _Parser {
         return SyncRequest(
             maxRevision: maxRevision, changeSets: changeSets, clientID: clientID, requestID: requestID, limit: limit,
             protocolVersion: version, schemaVersion: schemaVersion, schemaFingerprint: schemaFingerprint, scopes: scopes,
-            subscriptions: subscriptions, priority: priority)
+            subscriptions: subscriptions, priority: priority, horizon: horizon)
     }
 
     /// The top-level `schemaFingerprint` of a request, every other value skipped; nil when
@@ -65,7 +66,7 @@ extension _Parser {
     mutating func parseResponse(_ codec: WireCodec) throws(WireError) -> SyncResponse {
         let objectAt = try documentStart()
         var maxRevision: Int64?, changeSets: [ChangeSet]?, hasMore = false, scopes: ScopeHoldings?
-        var denied: ScopeHoldings?
+        var denied: ScopeHoldings?, horizon: Int64?
         var seen: UInt16 = 0
         if try open(UInt8(ascii: "{"), "an object (the response)") {
             repeat {
@@ -75,6 +76,7 @@ extension _Parser {
                 case 2: hasMore = try null() ? false : try bool("hasMore (a bool)")
                 case 3: scopes = try parseScopes()
                 case 4: denied = try parseScopes(allowingAll: false)
+                case 5: horizon = try nonNegativeInt64("horizon")
                 default: try skipValue()
                 }
             } while try next(UInt8(ascii: "}"))
@@ -83,7 +85,8 @@ extension _Parser {
         guard let maxRevision else { throw error(.invalidValue, "the response has no maxRevision", at: objectAt) }
         guard let changeSets else { throw error(.invalidValue, "the response has no changeSets", at: objectAt) }
         return SyncResponse(
-            maxRevision: maxRevision, changeSets: changeSets, hasMore: hasMore, scopes: scopes, deniedSubscriptions: denied)
+            maxRevision: maxRevision, changeSets: changeSets, hasMore: hasMore, scopes: scopes, deniedSubscriptions: denied,
+            horizon: horizon)
     }
 
     mutating func parseErrorBody() throws(WireError) -> WireErrorBody {

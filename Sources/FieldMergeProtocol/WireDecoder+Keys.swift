@@ -5,9 +5,9 @@ extension _Parser {
     /// mark them seen (`member`).
     static let requestKeys: [StaticString] = [
         "maxRevision", "changeSets", "clientID", "requestID", "limit", "protocolVersion", "schemaVersion", "schemaFingerprint",
-        "scopes", "subscriptions", "priority",
+        "scopes", "subscriptions", "priority", "horizon",
     ]
-    static let responseKeys: [StaticString] = ["maxRevision", "changeSets", "hasMore", "scopes", "deniedSubscriptions"]
+    static let responseKeys: [StaticString] = ["maxRevision", "changeSets", "hasMore", "scopes", "deniedSubscriptions", "horizon"]
     static let errorKeys: [StaticString] = ["error", "message", "schema"]
     static let changeSetKeys: [StaticString] = ["types", "conflict", "__refused__"]
     static let refusedKeys: [StaticString] = ["type", "id", "code", "message"]

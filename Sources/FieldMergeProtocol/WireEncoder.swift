@@ -34,6 +34,10 @@ extension WireCodec {
         if let scopes = request.scopes { writeScopes(scopes, key: "scopes", to: &writer) }
         if let roots = request.subscriptions { writeScopes(roots, key: "subscriptions", to: &writer) }
         if let roots = request.priority { writeScopes(roots, key: "priority", to: &writer) }
+        if let horizon = request.horizon {
+            writer.raw(",\"horizon\":")
+            writer.integer(horizon)
+        }
         writer.raw(",\"changeSets\":")
         writeChangeSets(request.changeSets, to: &writer)
         writer.byte(UInt8(ascii: "}"))
@@ -45,6 +49,10 @@ extension WireCodec {
         if response.hasMore { writer.raw(",\"hasMore\":true") }
         if let scopes = response.scopes { writeScopes(scopes, key: "scopes", to: &writer) }
         if let denied = response.deniedSubscriptions { writeScopes(denied, key: "deniedSubscriptions", to: &writer) }
+        if let horizon = response.horizon {
+            writer.raw(",\"horizon\":")
+            writer.integer(horizon)
+        }
         writer.raw(",\"changeSets\":")
         writeChangeSets(response.changeSets, to: &writer)
         writer.byte(UInt8(ascii: "}"))

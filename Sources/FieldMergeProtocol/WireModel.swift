@@ -158,12 +158,19 @@ public struct SyncRequest: Sendable, Equatable {
     /// `"priority"` (extension): roots, by scope, whose records the device wants before any
     /// other root it gains (backfill comes in pages, these first).
     public var priority: ScopeHoldings?
+    /// `"horizon"` (extension): the server's compaction horizon when the device began
+    /// downloading the data set from revision 0 (``SyncResponse/horizon``), nil or 0 when
+    /// none was. A device behind the server's horizon is refused (`resetRequired`) unless its
+    /// download began under that same horizon: then it cannot hold a record whose delete
+    /// was compacted (Specs/protocol.md, "Compaction").
+    public var horizon: Int64?
 
     public init(
         maxRevision: Int64, changeSets: [ChangeSet], clientID: String? = nil, requestID: String? = nil,
         limit: Int? = nil, protocolVersion: Int? = nil, schemaVersion: Int? = nil, schemaFingerprint: String? = nil,
-        scopes: ScopeHoldings? = nil, subscriptions: ScopeHoldings? = nil, priority: ScopeHoldings? = nil
+        scopes: ScopeHoldings? = nil, subscriptions: ScopeHoldings? = nil, priority: ScopeHoldings? = nil, horizon: Int64? = nil
     ) {
+        self.horizon = horizon
         self.scopes = scopes
         self.subscriptions = subscriptions
         self.priority = priority
@@ -193,11 +200,16 @@ public struct SyncResponse: Sendable, Equatable {
     /// `"deniedSubscriptions"` (extension): the roots of the request's ``SyncRequest/subscriptions``
     /// the user may not hold (no grant gives them, or no such root exists); nil when none.
     public var deniedSubscriptions: ScopeHoldings?
+    /// `"horizon"` (extension): the data set's compaction horizon (the highest revision at
+    /// which compaction removed a tombstone), sent when there is one; a device that begins
+    /// a download from revision 0 keeps it and sends it back (``SyncRequest/horizon``).
+    public var horizon: Int64?
 
     public init(
         maxRevision: Int64, changeSets: [ChangeSet], hasMore: Bool = false, scopes: ScopeHoldings? = nil,
-        deniedSubscriptions: ScopeHoldings? = nil
+        deniedSubscriptions: ScopeHoldings? = nil, horizon: Int64? = nil
     ) {
+        self.horizon = horizon
         self.scopes = scopes
         self.deniedSubscriptions = deniedSubscriptions
         self.maxRevision = maxRevision

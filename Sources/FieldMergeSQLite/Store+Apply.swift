@@ -87,6 +87,7 @@ extension Store {
             } else {
                 try applyRecords(changes, outboxEmpty: outboxEmpty, noTombstones: noTombstones, deleted: &deleted)
             }
+            if isRebasing { try crossOff(changes.records) }
             if !changes.conflicts.isEmpty {
                 try recordConflicts(changes.conflicts)
                 journal { $0.conflicts = changes.conflicts }

@@ -16,7 +16,7 @@ extension Store {
             }
             try database.execute("""
                 DELETE FROM "__fm_outbox"; DELETE FROM "__fm_tombstones"; DELETE FROM "__fm_idmap"; DELETE FROM "__fm_parked";
-                DELETE FROM "__fm_aside"
+                DELETE FROM "__fm_aside"; DROP TABLE IF EXISTS "__fm_rebase"
                 """)
             maxRevision = 0
             try saveState()

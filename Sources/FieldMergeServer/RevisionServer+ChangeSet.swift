@@ -261,17 +261,25 @@ extension RevisionServer {
     /// Brings a deleted record back under its old id: the client's merge kept its edit over
     /// the delete (`editWins`, or `lastEditWins` with the edit newer). The revision sent must
     /// be the deletion's (else the change set is stale: a conflict with the truth); a record
-    /// alive again already is a conflict too, and one never deleted is refused.
+    /// alive again already is a conflict too, and one never deleted is refused. A record whose
+    /// tombstone compaction removed may be re-created naming any revision up to the horizon.
     private func recreate(_ wire: WireRecord, in entity: ServerEntity, _ attempt: inout ChangeSetAttempt) async throws {
         let id = wire.id
         attempt.touched.append((entity.name, id))
         if try await row(entity, id: id, attempt) != nil { throw ServerRefusal.conflict(touched: attempt.touched) }
-        guard let deletion = try await deletion(entity, id: id, attempt) else {
+        if let deletion = try await deletion(entity, id: id, attempt) {
+            guard wire.revision == deletion.revision else { throw ServerRefusal.conflict(touched: attempt.touched) }
+        } else if let compacted = try await compactedDeletion(entity, id: id) {
+            // Its tombstone was compacted: deleted at some revision up to the horizon, and
+            // nothing happened to it since, so any of those revisions is the current one.
+            guard let sent = wire.revision, sent > 0, sent <= compacted.revision else {
+                throw ServerRefusal.conflict(touched: attempt.touched)
+            }
+        } else {
             throw ServerRefusal.conflict(
                 touched: attempt.touched,
                 refused: [RefusedRecord(entity: entity.name, id: id, code: "notDeleted", message: "there is no deleted record to re-create under this id")])
         }
-        guard wire.revision == deletion.revision else { throw ServerRefusal.conflict(touched: attempt.touched) }
         try authorize(entity.name, id, sentID: id, .create, attempt)
         attempt.known.wrote(entity.position, id)
         try await storage.forgetDeletion(entity, id: id)

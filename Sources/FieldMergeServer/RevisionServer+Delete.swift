@@ -109,6 +109,11 @@ extension RevisionServer {
             } else if let deletion = deletions[name]?[id] {
                 byEntity[name]!.delete.append(id)
                 byEntity[name]!.records.append(deletedRecord(deletion, entity: entity))
+            } else if let compacted = try await compactedDeletion(entity, id: id) {
+                // What a compacted tombstone stands for: without it the client would send the
+                // same change again for ever.
+                byEntity[name]!.delete.append(id)
+                byEntity[name]!.records.append(deletedRecord(compacted, entity: entity))
             }
         }
         // An entity none of whose records exists (a create refused before it was written) is left out.

@@ -117,6 +117,16 @@ extension RevisionServer {
                 "this device has seen revision \(request.maxRevision), but the data set stands at revision \(state.maxRevision): "
                     + "it was restored from a backup or replaced since; reset the replica to sync again")
         }
+        // A device that has seen something, but less than the horizon, may have missed a
+        // delete whose tombstone compaction removed: only a fresh download is safe.
+        // A download that began under the current horizon is safe at any revision: no record
+        // it holds can have had its delete compacted.
+        guard request.maxRevision == 0 || request.maxRevision >= state.horizon || (request.horizon ?? 0) >= state.horizon else {
+            throw ServerError(
+                .resetRequired,
+                "this device has seen revision \(request.maxRevision), but deletes up to revision \(state.horizon) were compacted: "
+                    + "download the data set again (the client does, and keeps its unsynced changes)")
+        }
         clock = HybridClock(replica: replica, last: state.clock, maxDrift: options.maxDrift, wall: wall)
         var revision = state.maxRevision
         let limit = max(1, request.limit ?? options.defaultPageLimit)
@@ -137,10 +147,12 @@ extension RevisionServer {
         }
         let response = SyncResponse(
             maxRevision: page.hasMore ? page.end : revision, changeSets: (page.changeSet.map { [$0] } ?? []) + answers,
-            hasMore: page.hasMore, scopes: holding.flatMap(holdings), deniedSubscriptions: view?.denied)
+            hasMore: page.hasMore, scopes: holding.flatMap(holdings), deniedSubscriptions: view?.denied,
+            horizon: state.horizon > 0 ? state.horizon : nil)
         if revision != state.maxRevision {
             try await probe.measure(.replyStorage) {
-                try await storage.saveState(ServerState(maxRevision: revision, clock: clock.last))
+                try await storage.saveState(ServerState(maxRevision: revision, clock: clock.last, horizon: state.horizon))
+                try await markIfDue(revision)
                 if let replyKey, let id = request.requestID {
                     // Only the answers are kept (bounded by what the client sent); a replay
                     // reads the catch-up part again, up to where this one ended.
@@ -176,10 +188,11 @@ extension RevisionServer {
         let limit = max(1, request.limit ?? options.defaultPageLimit)
         let view = try await scopeView(request, identity: identity)
         let page = try await catchUp(after: request.maxRevision, through: reply.pageEnd, limit: limit, view: view)
+        let horizon = try await storage.state().horizon
         return SyncResponse(
             maxRevision: reply.answers.maxRevision, changeSets: (page.changeSet.map { [$0] } ?? []) + reply.answers.changeSets,
             hasMore: reply.answers.hasMore || page.deferred.contains { !$0.isEmpty }, scopes: view.flatMap { holdings(Self.held(after: page, view: $0)) },
-            deniedSubscriptions: view?.denied)
+            deniedSubscriptions: view?.denied, horizon: horizon > 0 ? horizon : nil)
     }
 
     /// What the caller of ``handle(_:identity:)`` sees of an error inside it.

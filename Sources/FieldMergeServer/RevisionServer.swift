@@ -106,6 +106,8 @@ public actor RevisionServer {
     var requestSubscriptions: ScopeHoldings?
     /// Whether the request being answered got its stored reply (``SyncExchange/Handled/replayed``).
     var replayedStoredReply = false
+    /// When this server last marked the time of a revision (``CompactingServerStorage/markRevision(_:at:)``).
+    var lastMark: UInt64 = 0
 
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 

@@ -17,6 +17,10 @@ public struct ServerError: Error, Sendable, CustomStringConvertible {
         /// was restored from a backup or replaced since. Catch-up after that revision would
         /// skip every change numbered below it, so the device must reset its replica: HTTP 409.
         case revisionAhead
+        /// The request's `maxRevision` is behind the data set's compaction horizon: deletes
+        /// this device has not seen were compacted away, so catch-up cannot tell it of them.
+        /// The client downloads the data set again and keeps its unsynced changes (``ServerState/horizon``): HTTP 409.
+        case resetRequired
         /// The request names no data set the sender may reach (no tenant, or not a valid
         /// one): HTTP 403.
         case forbidden
@@ -58,14 +62,14 @@ public struct ServerError: Error, Sendable, CustomStringConvertible {
 
     /// The status every transport answers this error with (Specs/http.md §1): 400 for a
     /// request refused as it stands, 403 for one that reaches no data set, 409 for a device
-    /// ahead of the data set (restored from a backup since), 422 for a request
+    /// ahead of the data set (restored from a backup since) or behind its compaction horizon, 422 for a request
     /// id reused with another body, 500 when the storage failed or cannot be read, 503 when
     /// the server is busy (both retryable: the request was fine).
     public var status: Int {
         switch code {
         case .badRequest, .unsupportedProtocolVersion: 400
         case .forbidden: 403
-        case .revisionAhead: 409
+        case .revisionAhead, .resetRequired: 409
         case .idempotencyMismatch: 422
         case .storage, .corrupt, .schemaMismatch: 500
         case .unavailable: 503

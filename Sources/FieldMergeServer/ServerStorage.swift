@@ -114,13 +114,20 @@ extension ServerStorage {
     public nonisolated(nonsending) func close() async {}
 }
 
-/// The server's revision and the last value of its clock.
+/// The server's revision, the last value of its clock, and its compaction horizon.
 public struct ServerState: Sendable, Equatable {
     public var maxRevision: Int64
     public var clock: UInt64
-    public init(maxRevision: Int64, clock: UInt64) {
+    /// The highest revision at which compaction removed a tombstone or a departure (0: none
+    /// removed): a device that has seen less than this, and more than nothing, may have missed
+    /// a delete, and must reset (Specs/reliability.md, "Compaction with a horizon"). Only
+    /// compaction raises it (``CompactingServerStorage``); ``ServerStorage/saveState(_:)``
+    /// leaves it as it is.
+    public var horizon: Int64
+    public init(maxRevision: Int64, clock: UInt64, horizon: Int64 = 0) {
         self.maxRevision = maxRevision
         self.clock = clock
+        self.horizon = horizon
     }
 }
 

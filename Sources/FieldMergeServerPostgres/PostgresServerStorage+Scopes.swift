@@ -71,7 +71,7 @@ extension PostgresServerStorage: ScopedServerStorage {
 
     /// The names of the relations (tables, indexes) in the PostgreSQL schema, and its
     /// tables' columns named `root` or `__fm_root` (``key(_:_:)``).
-    private nonisolated(nonsending) func catalog() async throws -> (relations: Set<String>, columns: Set<String>) {
+    nonisolated(nonsending) func catalog() async throws -> (relations: Set<String>, columns: Set<String>) {
         var relations: Set<String> = [], columns: Set<String> = []
         for row in try await run(
             "SELECT c.\"relname\"::TEXT FROM pg_class c JOIN pg_namespace n ON n.\"oid\" = c.\"relnamespace\" WHERE n.\"nspname\" = $1",

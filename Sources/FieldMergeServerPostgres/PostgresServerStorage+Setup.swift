@@ -32,6 +32,7 @@ extension PostgresServerStorage {
             if found == 0 { try await createTables() }
             try await prepareScopeTables()
             try await prepareReplies()
+            try await prepareMarks()
             try await checkSchema(schema)
             try await prepareEntityRoots()
         }

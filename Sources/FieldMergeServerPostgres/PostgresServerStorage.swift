@@ -211,13 +211,14 @@ public final class PostgresServerStorage: ServerStorage {
     /// The state in the rows of `__fm_server`; refuses a data set another server process
     /// migrated since this one opened it.
     func state(from rows: [PostgresRow]) throws -> ServerState {
-        var revision: Int64?, clock: Int64?, version: Int64 = 1
+        var revision: Int64?, clock: Int64?, version: Int64 = 1, horizon: Int64 = 0
         for row in rows {
             let (key, value) = try row.decode((String, Int64).self)
             switch key {
             case "maxRevision": revision = value
             case "clock": clock = value
             case "schemaVersion": version = value
+            case "horizon": horizon = value
             default: break
             }
         }
@@ -228,7 +229,7 @@ public final class PostgresServerStorage: ServerStorage {
                 "the data set in PostgreSQL schema \(schemaName) moved to schema version \(version) after this server opened it "
                     + "with version \(openedVersion): restart this server with the new schema")
         }
-        return ServerState(maxRevision: revision, clock: UInt64(bitPattern: clock))
+        return ServerState(maxRevision: revision, clock: UInt64(bitPattern: clock), horizon: horizon)
     }
 
     /// Saves the state and, in the same statement, announces the revision on ``liveChannel``:

@@ -70,6 +70,7 @@ public final class SQLiteServerStorage: ServerStorage {
             try database.execute("DROP INDEX IF EXISTS \"__fm_log_entity\"")
             try prepareRoots(schema)
             try prepareReplies()
+            try database.execute(SQLiteCompaction.marks)
             // Deletes find children.
             for entity in schema.entities {
                 for index in entity.referenceIndexes { try database.execute(index) }
@@ -96,12 +97,13 @@ public final class SQLiteServerStorage: ServerStorage {
     func currentState() throws(ServerError) -> ServerState {
         let values = try Self.sqlite { () throws(SQLiteError) in
             (try database.scalar("SELECT value FROM __fm_server WHERE key = 'maxRevision'"),
-             try database.scalar("SELECT value FROM __fm_server WHERE key = 'clock'"))
+             try database.scalar("SELECT value FROM __fm_server WHERE key = 'clock'"),
+             try SQLiteCompaction.horizon(database))
         }
         guard case .integer(let revision)? = values.0, case .integer(let clock)? = values.1 else {
             throw ServerError(.corrupt, "the server's state (__fm_server) is damaged")
         }
-        return ServerState(maxRevision: revision, clock: UInt64(bitPattern: clock))
+        return ServerState(maxRevision: revision, clock: UInt64(bitPattern: clock), horizon: values.2)
     }
 
     static func sqlite<T>(_ body: () throws(SQLiteError) -> T) throws(ServerError) -> T {

@@ -49,6 +49,8 @@ extension SyncClient {
         /// The roots it asks for (`SyncRequest/subscriptions`, `SyncRequest/priority`).
         var subscriptions: ScopeHoldings?
         var priority: ScopeHoldings?
+        /// The compaction horizon it is asked under (`SyncRequest/horizon`).
+        var horizon: Int64?
         var task: Task<Exchange, any Error>
 
         /// Drops the page, and the request for the one after it if it went out.
@@ -99,11 +101,12 @@ extension SyncClient {
             template: SyncRequest(
                 maxRevision: revision, changeSets: [], clientID: clientID, requestID: nil, limit: batchSize,
                 protocolVersion: WireProtocol.version, schemaVersion: schemaVersion, schemaFingerprint: schemaFingerprint,
-                scopes: scopes, subscriptions: request?.subscriptions, priority: request?.priority),
+                scopes: scopes, subscriptions: request?.subscriptions, priority: request?.priority, horizon: request?.horizon),
             codec: codec, transport: transport, gzip: gzip, probe: probe)
         let arrival: Task<Arrival, any Error>
         if let follower, follower.maxRevision == revision, follower.scopes == scopes,
-            follower.asked?.subscriptions == request?.subscriptions, follower.asked?.priority == request?.priority
+            follower.asked?.subscriptions == request?.subscriptions, follower.asked?.priority == request?.priority,
+            follower.asked?.horizon == request?.horizon
         {
             arrival = follower.task
         } else {
@@ -112,7 +115,7 @@ extension SyncClient {
         }
         return Prefetch(
             maxRevision: revision, scopes: scopes, subscriptions: request?.subscriptions, priority: request?.priority,
-            task: Task.detached {
+            horizon: request?.horizon, task: Task.detached {
             let arrived = try await withTaskCancellationHandler { try await arrival.value } onCancel: { arrival.cancel() }
             // Ask for the page after this one before decoding it: the head says where it ends.
             var next: Arrival.Pending?

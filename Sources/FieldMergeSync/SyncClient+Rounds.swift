@@ -3,9 +3,37 @@ import FieldMergeProtocol
 import FieldMergeSQLite
 
 extension SyncClient {
-    /// Runs rounds until nothing is left to send and catch-up has no more pages.
+    /// Runs rounds until nothing is left to send and catch-up has no more pages; answered
+    /// `resetRequired`, rebases (``Store/beginRebase()``) and goes on.
     func run(job: Int, maxRounds: Int) async -> Result<SyncSummary, SyncError> {
         var summary = SyncSummary()
+        var rebases = 0
+        while true {
+            do {
+                return .success(try await rounds(job: job, maxRounds: maxRounds, summary: &summary))
+            } catch let rejected as SyncRequestRejected where rejected.code == SyncStatus.resetRequired && rebases < Self.maxRebases {
+                // Deletes this replica has not seen were compacted on the server: download
+                // everything again, keeping every unsynced change (Specs/store.md).
+                rebases += 1
+                do {
+                    let kept = try store.beginRebase()
+                    summary.rebase = SyncRebase(began: true, unsyncedKept: kept)
+                } catch {
+                    return .failure(SyncError(classifying: error, completed: summary))
+                }
+            } catch {
+                return .failure(SyncError(classifying: explainingSchema(error), completed: summary))
+            }
+        }
+    }
+
+    /// How many times one sync starts a rebase over (compaction may move the horizon again
+    /// while it downloads).
+    static let maxRebases = 3
+
+    /// Rounds until nothing is left to send and catch-up has no more pages; a rebase under
+    /// way ends once its download is complete.
+    private func rounds(job: Int, maxRounds: Int, summary: inout SyncSummary) async throws -> SyncSummary {
         var refused: Set<String> = []
         var previous: RoundOutcome?
         var ahead: Prefetch?
@@ -14,6 +42,7 @@ extension SyncClient {
             // A request whose answer never arrived goes first, as it was: the server answers
             // it once, whether it took it or not, before anything else is sent.
             try await resendInFlight(summary: &summary, refused: &refused)
+            var caughtUp = false
             while summary.rounds < maxRounds {
                 try Task.checkCancellation()
                 // Writes made with plain SQL since the last round become pending changes.
@@ -23,6 +52,7 @@ extension SyncClient {
                 }
                 let outcome = try await round(pending, summary: &summary, refused: &refused, ahead: &ahead)
                 defer { previous = outcome }
+                caughtUp = !outcome.hasMore
                 report(SyncProgress(round: summary.rounds, received: summary.received, sent: summary.sent, hasMore: outcome.hasMore), job: job)
                 // The same request refused twice in a row makes no progress (a create the server
                 // will not take): stop, and leave it pending for the app to see.
@@ -35,12 +65,20 @@ extension SyncClient {
                 await letWaitingWorkIn()
             }
             try commitCatchUp()
-            return .success(summary)
+            if caughtUp, store.isRebasing {
+                let (removed, kept) = try store.finishRebase()
+                var rebase = summary.rebase ?? SyncRebase(began: false, unsyncedKept: 0)
+                rebase.finished = true
+                rebase.removed = removed
+                rebase.keptWithChanges = kept
+                summary.rebase = rebase
+            }
+            return summary
         } catch {
             // Pages applied whole stay (only a page that failed while writing takes the
             // uncommitted ones with it): see ``settleCatchUp()``.
             settleCatchUp()
-            return .failure(SyncError(classifying: explainingSchema(error), completed: summary))
+            throw error
         }
     }
 
@@ -65,12 +103,12 @@ extension SyncClient {
             maxRevision: store.maxRevision, changeSets: pending.isEmpty ? [] : [Self.changeSet(pending, schema: store.schema)],
             clientID: clientID, requestID: nil, limit: batchSize, protocolVersion: WireProtocol.version,
             schemaVersion: schemaVersion, schemaFingerprint: schemaFingerprint, scopes: try holdings(),
-            subscriptions: asked.subscriptions, priority: asked.priority)
+            subscriptions: asked.subscriptions, priority: asked.priority, horizon: try store.downloadHorizon())
         let exchange: Exchange
         // A page asked for ahead is the answer to this very request only if the store stands
         // at the revision and the holdings it was asked with, and asks for the same roots.
         if pending.isEmpty, let page = ahead, page.maxRevision == store.maxRevision, page.scopes == request.scopes,
-            page.subscriptions == request.subscriptions, page.priority == request.priority
+            page.subscriptions == request.subscriptions, page.priority == request.priority, page.horizon == request.horizon
         {
             ahead = nil
             exchange = try await awaitingNetwork { try await page.task.value }
@@ -128,10 +166,13 @@ extension SyncClient {
                 .invalidResponse, "the response answers \(response.changeSets.count) change sets; \(sentChangeSets) were sent",
                 isRetryable: true)
         }
+        // A download from revision 0 goes on under the horizon its first answer names.
+        var asking = request
+        if let request, request.maxRevision == 0 { asking?.horizon = response.horizon }
         if pending.isEmpty && response.hasMore && prefetchesPages {
             // Asked with what the device holds once this page is applied.
             ahead = prefetch(
-                after: response.maxRevision, holding: response.scopes, asking: request, follower: exchange.follower)
+                after: response.maxRevision, holding: response.scopes, asking: asking, follower: exchange.follower)
         } else {
             exchange.follower?.task.cancel()
         }
@@ -157,7 +198,10 @@ extension SyncClient {
             }
             committed()
         }
-        if let request { try noteDenials(response, asked: request.subscriptions) }
+        if let request {
+            try noteDenials(response, asked: request.subscriptions)
+            if request.maxRevision == 0 { try store.noteDownloadHorizon(response.horizon) }
+        }
         try applyHook?(.committed)
         refused.formUnion(applied.refused)
         summary.received += applied.received

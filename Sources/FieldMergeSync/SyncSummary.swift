@@ -23,6 +23,9 @@ public struct SyncSummary: Sendable, Equatable {
     /// URLSession gave it, inflated when the server gzip'd it (not the bytes on the wire).
     public var bytesSent = 0
     public var bytesReceived = 0
+    /// The download of the whole data set this sync began or finished because the server
+    /// had compacted deletes the replica had not seen (`resetRequired`); nil when none.
+    public var rebase: SyncRebase?
 
     public init() {}
 
@@ -37,6 +40,39 @@ public struct SyncSummary: Sendable, Equatable {
         refused += other.refused
         bytesSent += other.bytesSent
         bytesReceived += other.bytesReceived
+        if let theirs = other.rebase {
+            guard var mine = rebase else { rebase = theirs; return }
+            mine.began = mine.began || theirs.began
+            mine.unsyncedKept += theirs.unsyncedKept
+            mine.finished = theirs.finished
+            mine.removed += theirs.removed
+            mine.keptWithChanges = theirs.keptWithChanges
+            rebase = mine
+        }
+    }
+}
+
+/// What a sync did to download the data set again while keeping the replica's unsynced
+/// changes (the server answered `resetRequired`: it had compacted deletes this replica had
+/// not seen). The changes are sent as usual and merged three ways with what comes down;
+/// records the server no longer has are removed once the download is complete.
+public struct SyncRebase: Sendable, Equatable {
+    /// Whether this sync began it (else it finished one an earlier sync began).
+    public var began: Bool
+    /// Records with unsynced changes when it began: none of them is given up.
+    public var unsyncedKept: Int
+    /// Whether the download completed in this sync; if not, the next sync goes on with it.
+    public var finished = false
+    /// Records removed when it finished, with the local records referencing them: the
+    /// server no longer has them (deleted before the horizon, or out of the device's scopes).
+    public var removed = 0
+    /// Records the server no longer has that stay for their unsynced changes (refused and
+    /// kept aside, or not sent yet).
+    public var keptWithChanges = 0
+
+    public init(began: Bool, unsyncedKept: Int) {
+        self.began = began
+        self.unsyncedKept = unsyncedKept
     }
 }
 
