@@ -244,12 +244,14 @@ struct ConsoleOverview {
                 client: device.client, tenant: device.tenant, user: device.user, lastSeen: device.lastSeen, reached: device.reached,
                 behind: max(0, current - device.reached), hasMore: device.hasMore, requests: device.requests,
                 conflicts: device.conflicts, refusals: device.refusals, lastStatus: device.lastStatus, lastError: device.lastError))
-            if device.tenant == nil { seen.insert(device.client) }
+            if device.tenant == nil { seen.insert((device.user ?? "") + "\u{0}" + device.client) }
         }
         // Devices the storage knows that have not synced since the process started: how far
         // behind they are is not known, only when they were last seen.
-        for device in stats?.devices ?? [] where !seen.contains(device.client) {
-            rows.append(DeviceRow(client: device.client, user: device.user.isEmpty ? nil : device.user, lastSeen: device.lastSeen))
+        for stored in stats?.devices ?? [] {
+            let (client, user) = Self.storedDevice(stored)
+            guard !seen.contains((user ?? "") + "\u{0}" + client) else { continue }
+            rows.append(DeviceRow(client: client, user: user, lastSeen: stored.lastSeen))
         }
         let total = rows.count
         rows.sort { a, b in
@@ -285,6 +287,15 @@ struct ConsoleOverview {
         }
         out.close("]")
         out.close("}")
+    }
+
+    /// The client and user of a stored reply: the server keys an authenticated device's
+    /// reply `<length of user>:<user>/<client>` and names its owner `<length>:<user>`.
+    static func storedDevice(_ device: ConsoleDataSetStatistics.Device) -> (client: String, user: String?) {
+        guard !device.user.isEmpty, let colon = device.user.firstIndex(of: ":") else { return (device.client, nil) }
+        let user = String(device.user[device.user.index(after: colon)...])
+        let prefix = device.user + "/"
+        return (device.client.hasPrefix(prefix) ? String(device.client.dropFirst(prefix.count)) : device.client, user)
     }
 
     private func entities(_ state: ConsoleTracker.State, stats: ConsoleDataSetStatistics?, to out: inout JSONWriter) {

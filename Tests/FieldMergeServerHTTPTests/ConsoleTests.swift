@@ -178,6 +178,16 @@ import Testing
         }
     }
 
+    /// A stored reply of an authenticated device names it `<length>:<user>/<client>`.
+    @Test func storedDevice_isClientAndUser() {
+        let owned = ConsoleDataSetStatistics.Device(client: "3:ann/phone-ann", user: "3:ann", lastSeen: 1)
+        #expect(ConsoleOverview.storedDevice(owned) == ("phone-ann", "ann"))
+        let tricky = ConsoleDataSetStatistics.Device(client: "5:a/b:c/d/e", user: "5:a/b:c", lastSeen: 1)
+        #expect(ConsoleOverview.storedDevice(tricky) == ("d/e", "a/b:c"))
+        let open = ConsoleDataSetStatistics.Device(client: "tablet", user: "", lastSeen: 1)
+        #expect(ConsoleOverview.storedDevice(open) == ("tablet", nil))
+    }
+
     /// The tracker keeps at most so many devices and failures.
     @Test func tracker_isBounded() throws {
         let tracker = ConsoleTracker()
