@@ -30,6 +30,7 @@ extension ServeCommand {
         connections.apply(to: &configuration)
         live.apply(to: &configuration)
         configuration.metrics = metrics
+        configuration.console = consoleOptions.load(storage: "tenants in \(folder)", sqlite: nil)
         let http = SyncHTTPServer(
             tenants: tenants, schema: schema, configuration: configuration,
             middleware: { $0.add(middleware: BearerAuthenticator(verifier: verifier)) },

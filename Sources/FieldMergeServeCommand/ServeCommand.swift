@@ -33,7 +33,8 @@ public struct ServeCommand: AsyncParsableCommand {
                 one SQLite file per tenant, the tenant taken from each token (Specs/http.md, "Tenants"). \
                 --metrics serves GET /metrics (Prometheus), behind its own token or for loopback \
                 clients only; each sync's log line carries a request id (X-Request-ID), and \
-                --log-format json writes the log as JSON lines (Specs/http.md, "Metrics and logs"). Exit codes: 2 for a bad schema, \
+                --log-format json writes the log as JSON lines (Specs/http.md, "Metrics and logs"). --console serves \
+                an operator's web page at /console (Specs/http.md, "The operator's console"). Exit codes: 2 for a bad schema, \
                 policy, key file or metrics token, 1 when the database cannot be opened or the address cannot be bound.
                 """
         )
@@ -94,6 +95,9 @@ public struct ServeCommand: AsyncParsableCommand {
     @OptionGroup(title: "Metrics and logs")
     var observability: ServeMetricsOptions
 
+    @OptionGroup(title: "Operator's console")
+    var consoleOptions: ServeConsoleOptions
+
     public func validate() throws {
         try validateAppConfiguration()
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be within 0...65535") }
@@ -113,6 +117,7 @@ public struct ServeCommand: AsyncParsableCommand {
         try replies.validate()
         try live.validate()
         try observability.validate()
+        try consoleOptions.validate()
     }
 
     public func run() async throws {
@@ -144,6 +149,8 @@ public struct ServeCommand: AsyncParsableCommand {
         connections.apply(to: &configuration)
         live.apply(to: &configuration)
         configuration.metrics = metrics
+        configuration.console = consoleOptions.load(
+            storage: postgres == nil ? "SQLite \(location)" : "PostgreSQL \(location)", sqlite: postgres == nil ? location : nil)
         let http = SyncHTTPServer(
             server: server, configuration: configuration,
             middleware: { router in
@@ -151,6 +158,10 @@ public struct ServeCommand: AsyncParsableCommand {
             },
             onListening: Self.announce(listening, serving: "database \(location)", mode: mode))
         if verifier == nil { http.logger.notice("no authentication: any client may sync (see --jwt-secret-file, --jwt-secret-env, --jwks)") }
+        if configuration.console != nil {
+            let access = verifier == nil ? "loopback clients only" : "tokens with the role \(consoleOptions.consoleRole ?? "admin")"
+            http.logger.notice("console at /console, for \(access)")
+        }
         try await serve(http, listening: listening) { await connector?.shutdown() }
     }
 

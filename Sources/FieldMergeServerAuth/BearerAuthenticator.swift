@@ -3,7 +3,8 @@ import Foundation
 import FieldMergeServerHTTP
 import Hummingbird
 
-/// Middleware that requires `Authorization: Bearer <jwt>` on every request but `/health`,
+/// Middleware that requires `Authorization: Bearer <jwt>` on every request but `/health`
+/// and the console's static files (`/console`, its script and style),
 /// verifies the token with a ``TokenVerifier`` and sets the context's
 /// `SyncRequestContext/syncIdentity` from its claims.
 ///
@@ -23,6 +24,9 @@ public struct BearerAuthenticator<Context: SyncRequestContext>: RouterMiddleware
     public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         // Load balancers probe /health without credentials; it shows no data.
         if request.uri.path == "/health" { return try await next(request, context) }
+        // The console's page, script and style hold no data, and a browser opening the page
+        // cannot send a token: its overview (`/console/api/overview`) needs one.
+        if SyncConsole.isStaticPath(request.uri.path) { return try await next(request, context) }
         var context = context
         do throws(AuthenticationFailure) {
             context.syncIdentity = try await verifier.identity(of: try Self.token(in: request.headers[.authorization]))

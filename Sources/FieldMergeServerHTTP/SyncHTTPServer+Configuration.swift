@@ -56,6 +56,9 @@ extension SyncHTTPServer {
         /// The endpoint's metrics, served as `GET /metrics`; nil (the default): no metrics
         /// are recorded and `GET /metrics` is answered 404.
         public var metrics: SyncMetrics?
+        /// The operator's console, served as `GET /console` (a page) and
+        /// `GET /console/api/overview` (its data); nil (the default): 404 on those paths.
+        public var console: SyncConsole?
 
         public init(
             host: String = "127.0.0.1", port: Int = 8080, maxRequestBytes: Int = 64 << 20,

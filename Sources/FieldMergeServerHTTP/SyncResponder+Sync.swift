@@ -45,7 +45,7 @@ extension SyncResponder {
             }
             wire = try await body(of: request)
         } catch let refusal as Refusal {
-            return refused(SyncExchange.failure(Int(refusal.status.code), refusal.body), logger: logger, start: start)
+            return refused(SyncExchange.failure(Int(refusal.status.code), refusal.body), identity: context.syncIdentity, logger: logger, start: start)
         }
         let gzipResponse = ContentCoding.acceptsGzip(request.headers[.acceptEncoding])
         let reply = await exchange.run(
@@ -54,7 +54,7 @@ extension SyncResponder {
         if let syncRequest = reply.request { logger[metadataKey: "client"] = .string(syncRequest.clientID ?? "-") }
         if let identity = context.syncIdentity { logger[metadataKey: "user"] = .string(identity.user) }
         guard let handled = reply.handled, let syncRequest = reply.request, reply.status == SyncStatus.ok else {
-            return refused(reply, logger: logger, start: start)
+            return refused(reply, identity: context.syncIdentity, logger: logger, start: start)
         }
         host.count {
             $0.syncs += 1
@@ -64,6 +64,7 @@ extension SyncResponder {
         var sync = SyncObservation(answered: syncRequest, handled, bytesIn: wire.count, bytesOut: reply.body.count, entities: entities)
         sync.duration = ContinuousClock.now - start
         configuration.metrics?.record(sync)
+        consoleTracker?.record(sync, request: syncRequest, handled: handled, identity: context.syncIdentity, error: nil)
         logger.info("sync", metadata: [
             "status": .stringConvertible(sync.status),
             "outcome": .string(sync.outcome.rawValue),
@@ -91,12 +92,13 @@ extension SyncResponder {
     }
 
     /// The answer to a refused request: its status and JSON error body, counted and logged.
-    private func refused(_ reply: SyncExchange.Reply, logger: Logger, start: ContinuousClock.Instant) -> Response {
+    private func refused(_ reply: SyncExchange.Reply, identity: SyncIdentity?, logger: Logger, start: ContinuousClock.Instant) -> Response {
         let body = reply.error ?? WireErrorBody(error: "http\(reply.status)", message: "")
         host.count { $0.rejected += SyncStatus.isRetryable(reply.status) ? 0 : 1 }
         var sync = SyncObservation(failed: reply.status, error: body)
         sync.duration = ContinuousClock.now - start
         configuration.metrics?.record(sync)
+        consoleTracker?.record(sync, request: reply.request, handled: nil, identity: identity, error: body)
         logger.notice("sync refused", metadata: [
             "status": .stringConvertible(reply.status),
             "outcome": .string(sync.outcome.rawValue),

@@ -4,7 +4,8 @@ import Hummingbird
 import Logging
 
 /// The endpoint's routes: `POST /sync`, `GET /sync/events` and `GET /sync/poll` (live sync),
-/// `GET`/`HEAD /health` and, with metrics, `GET /metrics`, with 405 for the other
+/// `GET`/`HEAD /health` and, with metrics, `GET /metrics`, with a console, `GET /console`
+/// and `GET /console/api/overview`, with 405 for the other
 /// methods on them and a JSON 404 everywhere else.
 struct SyncResponder: Sendable {
     let host: RevisionServerHost
@@ -15,6 +16,8 @@ struct SyncResponder: Sendable {
     let exchange: SyncExchange
     /// The entity names metrics may carry as labels (the schema's).
     let entities: Set<String>
+    /// What the operator's console shows beyond the storage's numbers; nil without a console.
+    let consoleTracker: ConsoleTracker?
 
     init(host: RevisionServerHost, codec: WireCodec, configuration: SyncHTTPServer.Configuration) {
         self.host = host
@@ -23,7 +26,8 @@ struct SyncResponder: Sendable {
         exchange = SyncExchange(
             inflateLimit: min(configuration.maxRequestBytes, configuration.limits.maxBytes, configuration.limits.maxDecompressedBytes),
             gzipLevel: configuration.gzipLevel, probe: configuration.metrics?.probe)
-        entities = configuration.metrics?.entities ?? []
+        entities = configuration.metrics?.entities ?? configuration.console.map { _ in Set(codec.schema.entities.map(\.name)) } ?? []
+        consoleTracker = configuration.console == nil ? nil : ConsoleTracker()
     }
 
     private static let otherMethods: [HTTPRequest.Method] = [.get, .head, .post, .put, .delete, .patch, .options]
@@ -59,6 +63,7 @@ struct SyncResponder: Sendable {
                 return health(head: request.method == .head)
             }
         }
+        addConsoleRoutes(to: router, methods: Self.otherMethods)
     }
 
     /// `{"status":"ok","maxRevision":N}`; for a multi-tenant endpoint the tenants' servers
