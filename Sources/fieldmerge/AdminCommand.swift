@@ -1,5 +1,6 @@
 import ArgumentParser
 import FieldMergeJSON
+import FieldMergeServer
 import FieldMergeServerSQLite
 import Foundation
 
@@ -7,8 +8,8 @@ import Foundation
 /// restore (Specs/cli.md). Failures: a message on standard error, exit code 1, nothing changed.
 struct AdminCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "admin", abstract: "Inspect, back up and restore a server's SQLite data set.",
-        subcommands: [Stats.self, Backup.self, Restore.self])
+        commandName: "admin", abstract: "Inspect, back up, restore and compact a server's SQLite data set.",
+        subcommands: [Stats.self, Backup.self, Restore.self, Compact.self])
 
     struct Stats: ParsableCommand {
         static let configuration = CommandConfiguration(
@@ -51,6 +52,55 @@ struct AdminCommand: ParsableCommand {
                 try SQLiteDataSet.restore(from: from, to: db, replacing: replace)
             }
             print("restored \(from) to \(db): revision \(stats.revision), \(AdminReport.records(stats)) records; integrity ok")
+        }
+    }
+
+    struct Compact: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Remove tombstones and scope departures older than a horizon, while servers keep serving (a dry run unless --apply).",
+            discussion: """
+                Devices that have seen less than the new horizon are answered resetRequired and download the data set \
+                again, keeping their unsynced changes (Specs/reliability.md, "Compaction with a horizon"). Give the horizon \
+                as an age (--older-than-days, found through the revisions servers mark once a minute) or as a revision.
+                """)
+
+        @Option(help: "The server's SQLite file (serve --db).") var db: String
+        @Option(help: "Compact what is older than this many days (by the servers' marks).") var olderThanDays: Double?
+        @Option(help: "Compact through this revision.") var through: Int64?
+        @Option(help: "Tombstones (and departures) per write transaction.") var batch = 10_000
+        @Flag(help: "Compact; without it, only count what would go.") var apply = false
+
+        func validate() throws {
+            guard (olderThanDays == nil) != (through == nil) else {
+                throw ValidationError("give exactly one of --older-than-days and --through")
+            }
+            if let days = olderThanDays, !(days >= 0 && days < 100_000) { throw ValidationError("--older-than-days must be from 0 to 100,000") }
+            guard batch > 0 else { throw ValidationError("--batch must be positive") }
+        }
+
+        func run() throws {
+            var revision = through ?? 0
+            if let days = olderThanDays {
+                let cutoff = Int64(Date().timeIntervalSince1970 * 1000) - Int64(days * 86_400_000)
+                let marked = try AdminCommand.attempt("compact") { () throws(SQLiteDataSetError) in
+                    try SQLiteDataSet.revision(markedBy: cutoff, path: db)
+                }
+                guard let marked else {
+                    print("nothing to compact: no revision of \(db) is marked older than \(days) days (servers mark one a minute while they commit)")
+                    return
+                }
+                revision = marked
+            }
+            let report = try AdminCommand.attempt("compact") { () throws(SQLiteDataSetError) in
+                try SQLiteDataSet.compact(path: db, through: revision, batch: batch, dryRun: !apply)
+            }
+            let what = "\(report.removed.tombstones) tombstones and \(report.removed.departures) departures through revision \(report.through)"
+            if report.dryRun {
+                let horizon = max(report.horizon, report.removed.highest)
+                print("dry run: would remove \(what); devices below revision \(horizon) would download the data set again (run with --apply)")
+            } else {
+                print("removed \(what) in \(report.batches) batches; horizon now \(report.horizon)")
+            }
         }
     }
 

@@ -120,4 +120,36 @@ import Testing
         #expect(backup.status == 1)
         #expect(!FileManager.default.fileExists(atPath: copy))
     }
+
+    @Test func compact_dryRunFirst_thenWhileServing() async throws {
+        let folder = try Folder()
+        defer { folder.remove() }
+        let db = folder.file("server.sqlite")
+        let fieldmerge = try requireFieldmergeExecutable()
+        try await Self.withDataSet(db, device: folder.file("device.sqlite")) { client in
+            // Revision 1 was marked when it committed; revision 2 (the delete) came within the minute.
+            let byAge = try runFieldmerge(fieldmerge, ["admin", "compact", "--db", db, "--older-than-days", "0", "--apply"])
+            #expect(byAge.status == 0, "\(byAge.stderrText)")
+            #expect(String(decoding: byAge.stdout, as: UTF8.self).contains("removed 0 tombstones and 0 departures through revision 1"))
+            let dry = try runFieldmerge(fieldmerge, ["admin", "compact", "--db", db, "--through", "2"])
+            #expect(dry.status == 0, "\(dry.stderrText)")
+            #expect(String(decoding: dry.stdout, as: UTF8.self).contains("dry run: would remove 1 tombstones and 0 departures through revision 2"))
+            #expect(String(decoding: dry.stdout, as: UTF8.self).contains("devices below revision 2 would download the data set again"))
+            #expect(Self.lists(try Self.stats(db))?["tombstones"] == .integer(1))
+            let applied = try runFieldmerge(fieldmerge, ["admin", "compact", "--db", db, "--through", "2", "--apply"])
+            #expect(applied.status == 0, "\(applied.stderrText)")
+            #expect(String(decoding: applied.stdout, as: UTF8.self).contains("removed 1 tombstones and 0 departures through revision 2 in 1 batches; horizon now 2"))
+            let after = try Self.stats(db)
+            #expect(Self.lists(after)?["tombstones"] == .integer(0) && after["logEntries"] == .integer(2))
+            // The server, still open, serves on: the device stands at the horizon.
+            try await client.write { store in _ = try store.insert("lists", values: ["New"]) }
+            let summary = try await client.sync()
+            #expect(summary.rebase == nil && summary.sent == 1)
+        }
+        // Both kinds of horizon, or neither: a usage error, nothing changed.
+        for arguments in [["--through", "1", "--older-than-days", "1"], []] {
+            let run = try runFieldmerge(fieldmerge, ["admin", "compact", "--db", db] + arguments)
+            #expect(run.status == 64 && run.stderrText.contains("exactly one of"), "\(run.stderrText)")
+        }
+    }
 }

@@ -43,7 +43,8 @@ public struct CompactionCounts: Sendable, Equatable {
 
     public var isEmpty: Bool { tombstones == 0 && departures == 0 }
 
-    mutating func add(_ other: CompactionCounts) {
+    /// Adds what `other` removed (one batch more).
+    public mutating func add(_ other: CompactionCounts) {
         tombstones += other.tombstones
         departures += other.departures
         highest = max(highest, other.highest)
@@ -61,4 +62,12 @@ public struct CompactionReport: Sendable, Equatable {
     /// Write transactions it took (0 in a dry run).
     public var batches: Int
     public var dryRun: Bool
+
+    public init(through: Int64, removed: CompactionCounts, horizon: Int64, batches: Int, dryRun: Bool) {
+        self.through = through
+        self.removed = removed
+        self.horizon = horizon
+        self.batches = batches
+        self.dryRun = dryRun
+    }
 }
