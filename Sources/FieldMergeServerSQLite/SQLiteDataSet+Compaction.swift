@@ -28,7 +28,7 @@ extension SQLiteDataSet {
             while true {
                 try database.execute("BEGIN IMMEDIATE")
                 let step: CompactionCounts
-                do {
+                do throws(SQLiteError) {
                     step = try SQLiteCompaction.compact(database, entities: entities, through: limit, limit: size)
                     try database.execute("COMMIT")
                 } catch {
