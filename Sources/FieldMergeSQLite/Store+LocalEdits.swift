@@ -180,6 +180,16 @@ extension Store {
 
     private func setNullReference(_ table: EntityTable, id: Int64, field: Int, stamp: Stamp) throws {
         guard var row = try readRow(table, id: id), row.record.values[field] != .null else { return }
+        if row.pending.isEmpty, try inDoubt(table.entity.name, id: id) {
+            // A record a rebase has not heard of yet: the server's version comes down (its
+            // reference cleared by the server's own cascade) or it is gone there. Cleared in
+            // step, it is no change of this device's, which could bring it back.
+            row.record.set(field, .null, stamp: stamp)
+            row.storedAncestor = nil
+            try writeRow(table, row)
+            journal { $0.updated[table.entity.name, default: []].append(id) }
+            return
+        }
         let ancestor = row.ancestor
         row.record.set(field, .null, stamp: stamp)
         if row.revision != nil && row.storedAncestor == nil { row.storedAncestor = ancestor }

@@ -67,6 +67,18 @@ extension Store {
         }
     }
 
+    /// Whether a rebase is under way and has not heard of record `id` yet.
+    func inDoubt(_ entity: String, id: Int64) throws -> Bool {
+        guard isRebasing else { return false }
+        return try database.scalar(
+            "SELECT count(*) FROM \"__fm_rebase\" WHERE \"entity\" = ? AND \"id\" = ?", [.text(entity), .integer(id)]) == .integer(1)
+    }
+
+    private func isParked(_ entity: String, id: Int64) throws -> Bool {
+        try database.scalar(
+            "SELECT count(*) FROM \"__fm_parked\" WHERE \"entity\" = ? AND \"id\" = ?", [.text(entity), .integer(id)]) == .integer(1)
+    }
+
     /// Crosses off the records a response named (inside ``apply(_:beforeCommit:)``).
     func crossOff(_ records: [AcknowledgedRecord]) throws {
         let statement = try database.statement("DELETE FROM \"__fm_rebase\" WHERE \"entity\" = ? AND \"id\" = ?")
@@ -79,9 +91,10 @@ extension Store {
 
     /// Ends a rebase whose download is complete, in one transaction: every record not
     /// crossed off and without an unsynced change is removed with the local records that
-    /// reference it (as a delete from the server: the change feed lists them as deleted).
-    /// A record not crossed off that still has an unsynced change stays, and goes on
-    /// syncing as usual (its change refused and kept aside, or not sent yet).
+    /// reference it (as a delete from the server: the change feed lists them as deleted),
+    /// and so is one whose change the server refused and that is kept aside (it is not sent
+    /// again: the change moves to ``keptAside()``, as for a record leaving a scope). A record
+    /// not crossed off with a change still to send stays, and goes on syncing as usual.
     ///
     /// - Returns: The records removed, and those kept for their unsynced changes.
     package func finishRebase() throws(StoreError) -> (removed: Int, kept: Int) {
@@ -90,7 +103,9 @@ extension Store {
             var gone: [(entity: String, id: Int64)] = [], kept = 0
             for row in try database.rows("SELECT \"entity\", \"id\" FROM \"__fm_rebase\" ORDER BY \"entity\", \"id\"") {
                 guard case .text(let entity) = row[0], case .integer(let id) = row[1] else { continue }
-                if try pendingChange(entity, id: id) == nil { gone.append((entity, id)) } else { kept += 1 }
+                // A change refused and kept aside (`__fm_parked`) is not sent: the server will
+                // not hear of the record again, so it goes too, its change kept aside.
+                if try pendingChange(entity, id: id) == nil || isParked(entity, id: id) { gone.append((entity, id)) } else { kept += 1 }
             }
             if !gone.isEmpty {
                 try removeLeaving(gone)
@@ -105,3 +120,4 @@ extension Store {
         }
     }
 }
+

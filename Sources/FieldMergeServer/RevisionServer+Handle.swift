@@ -121,7 +121,7 @@ extension RevisionServer {
         // delete whose tombstone compaction removed: only a fresh download is safe.
         // A download that began under the current horizon is safe at any revision: no record
         // it holds can have had its delete compacted.
-        guard request.maxRevision == 0 || request.maxRevision >= state.horizon || (request.horizon ?? 0) >= state.horizon else {
+        guard !Self.isBehind(request, horizon: state.horizon) else {
             throw ServerError(
                 .resetRequired,
                 "this device has seen revision \(request.maxRevision), but deletes up to revision \(state.horizon) were compacted: "
@@ -185,14 +185,29 @@ extension RevisionServer {
     /// the stored answers to its change sets.
     private func replay(_ stored: [UInt8], of request: SyncRequest, identity: SyncIdentity?) async throws -> SyncResponse {
         let reply = try StoredReply(decoding: stored, replyCodec)
+        let state = try await storage.state()
+        if Self.isBehind(request, horizon: state.horizon) {
+            // Its catch-up part cannot be read again (deletes it would name were compacted):
+            // the stored answers alone, at the device's own revision, so that its creates get
+            // their ids once; its next request is refused `resetRequired`, and it rebases.
+            return SyncResponse(
+                maxRevision: request.maxRevision, changeSets: reply.answers.changeSets, hasMore: true, scopes: request.scopes,
+                horizon: state.horizon)
+        }
         let limit = max(1, request.limit ?? options.defaultPageLimit)
         let view = try await scopeView(request, identity: identity)
         let page = try await catchUp(after: request.maxRevision, through: reply.pageEnd, limit: limit, view: view)
-        let horizon = try await storage.state().horizon
+        let horizon = state.horizon
         return SyncResponse(
             maxRevision: reply.answers.maxRevision, changeSets: (page.changeSet.map { [$0] } ?? []) + reply.answers.changeSets,
             hasMore: reply.answers.hasMore || page.deferred.contains { !$0.isEmpty }, scopes: view.flatMap { holdings(Self.held(after: page, view: $0)) },
             deniedSubscriptions: view?.denied, horizon: horizon > 0 ? horizon : nil)
+    }
+
+    /// Whether `request` comes from a device that may have missed a compacted delete: it has
+    /// seen something, less than the horizon, and its download did not begin under it.
+    static func isBehind(_ request: SyncRequest, horizon: Int64) -> Bool {
+        request.maxRevision > 0 && request.maxRevision < horizon && (request.horizon ?? 0) < horizon
     }
 
     /// What the caller of ``handle(_:identity:)`` sees of an error inside it.

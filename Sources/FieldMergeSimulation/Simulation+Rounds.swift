@@ -116,6 +116,10 @@ extension Simulation {
             device.tick(now)
             try await edit(device, count: options.editsPerDevice)
         }
+        if options.sleeper, round == options.rounds / 2, await endpoint.isLocal {
+            // Everything deleted so far: the sleeper (and any device behind) must rebase.
+            report.compaction = try await endpoint.withServer { try await $0.compact(through: .max, batch: 1_000) }
+        }
         if options.live {
             // No explicit sync: the edits go out and others' changes come in by live mode
             // (a restart is survived when the devices converge, ``convergeLive()``).
@@ -124,6 +128,7 @@ extension Simulation {
             var order = Array(devices.indices)
             for i in order.indices.reversed() where i > 0 { order.swapAt(i, random.below(i + 1)) }
             for index in order where chance(options.syncingShare) {
+                if options.sleeper && index == 0 && round > 0 && round < options.rounds - 1 { continue }  // asleep
                 try await syncOne(devices[index])
             }
             if restarted { ledger.survived(.serverRestart) }
@@ -157,6 +162,15 @@ extension Simulation {
             }
         }
         if device.schema.version < schema.version { report.syncsBehind += 1 }
+        if let rebase = summary.rebase {
+            if rebase.began { report.rebases += 1 }
+            if device.index == 0 && options.sleeper {
+                var total = SyncSummary(), this = SyncSummary()
+                (total.rebase, this.rebase) = (report.sleeperRebase, rebase)
+                total.merge(this)
+                report.sleeperRebase = total.rebase
+            }
+        }
         return summary
     }
 

@@ -34,6 +34,11 @@ public struct SimulationOptions: Sendable {
     /// A third of the way through the rounds, the in-process server and every device move to
     /// ``LeagueSchema/upgraded`` (version 2), migrating their files with unsent changes in them.
     public var upgrade = false
+    /// A sleeper (Specs/simulation.md, "A device that sleeps past the horizon"): device 0
+    /// syncs in the first round only and then edits offline until the last round; halfway
+    /// through, the in-process server compacts every tombstone, so it wakes behind the
+    /// horizon and rebases, as does every other device behind it.
+    public var sleeper = false
     /// Live mode (Specs/simulation.md §8): every device keeps a live channel open and never
     /// syncs explicitly during the rounds; its edits go out and others' changes come in by
     /// live mode alone, and the run checks that it converges before the explicit settle.
@@ -68,6 +73,11 @@ public struct SimulationReport: Sendable {
     public static let roundsBehind = 3
     /// With `upgrade`: completed syncs of devices on version 1 with the server on version 2.
     public var syncsBehind = 0
+    /// With `sleeper`: what the compaction removed, the sleeper's rebase (its unsynced
+    /// changes kept, the records it removed), and how many rebases every device began.
+    public var compaction: CompactionReport?
+    public var sleeperRebase: SyncRebase?
+    public var rebases = 0
     public var syncs = 0, failedAttempts = 0
     public var wire = WireMetrics()
     public var conflicts: [ConflictKind: Int] = [:]
@@ -105,6 +115,13 @@ public struct SimulationReport: Sendable {
             out.append("upgrade to schema version 2: server file \(upgradeChanges.isEmpty ? "unchanged" : upgradeChanges.joined(separator: "; ")); "
                 + "\(upgradedDevices) device files migrated (half of the devices \(Self.roundsBehind) rounds after the server, "
                 + "after \(syncsBehind) syncs on version 1 with the server on version 2)")
+        }
+        if o.sleeper {
+            let removed = compaction.map { "\($0.removed.tombstones) tombstones and \($0.removed.departures) departures, horizon \($0.horizon)" } ?? "nothing (not run)"
+            let woke = sleeperRebase.map {
+                "it rebased, keeping \($0.unsyncedKept) records' unsynced changes and removing \($0.removed) records the server no longer had\($0.finished ? "" : " (unfinished)")"
+            } ?? "it did not rebase (nothing it held was compacted)"
+            out.append("sleeper: device 0 slept from round 2 to the last; compaction halfway removed \(removed); \(woke); \(rebases) rebases in all")
         }
         out.append("delete policies: \(oracle.broughtBack) records deleted while another device edited them came back, \(oracle.deletedDespiteEdits) stayed deleted")
         out.append("syncs: \(syncs) completed, \(failedAttempts) failed attempts retried; requests \(wire.requests) (\(wire.rejected) refused as unreadable)")

@@ -43,6 +43,8 @@ struct SimulateCommand: AsyncParsableCommand {
     var plainSQLEvery = 3
     @Flag(help: "A third of the way through, move the server and every device to schema version 2 (their files migrate).")
     var upgrade = false
+    @Flag(help: "A sleeper: device 0 syncs once, then edits offline until the last round; halfway, the server compacts every tombstone, so it wakes behind the horizon and rebases (Specs/simulation.md).")
+    var sleeper = false
     @Flag(help: "Live mode: devices keep a live channel open and never sync explicitly until live mode has converged (Specs/simulation.md, Live mode).")
     var live = false
     @Flag(help: "Scoped sync: a team app whose users see only their projects, while an admin changes who sees what (Specs/simulation.md, Scopes).")
@@ -77,6 +79,9 @@ struct SimulateCommand: AsyncParsableCommand {
         options.plainSQLEvery = plainSQLEvery
         if upgrade && !server.isEmpty { throw ValidationError("--upgrade needs the server in this process (no --server)") }
         options.upgrade = upgrade
+        if sleeper && (!server.isEmpty || live) { throw ValidationError("--sleeper needs the server in this process (no --server) and no --live") }
+        if sleeper && rounds < 3 { throw ValidationError("--sleeper needs at least 3 rounds") }
+        options.sleeper = sleeper
         options.live = live
         if rateSpec != nil && !faults { throw ValidationError("a rate spec needs --faults") }
         if faults { options.faults = try FaultRates(spec: rateSpec ?? "") }

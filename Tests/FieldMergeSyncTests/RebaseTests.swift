@@ -139,4 +139,34 @@ import Testing
         _ = try await server.compact(through: .max)
         #expect(try await c.sync().rebase == nil)
     }
+
+    @Test func aRefusedChangeOfARecordTheServerNoLongerHasIsKeptAside() async throws {
+        let schema = try Self.schema(.editWins)
+        var options = RevisionServer.Options()
+        options.authorize = { !($0.identity?.user == "b" && $0.kind == .update && $0.entity == "projects" && $0.id == 3) }
+        let server = try RevisionServer(.memory, schema: schema, options: options)
+        let a = SyncClient(store: try Store(.memory, schema: schema, replica: ReplicaID(1)), transport: InProcessTransport(server: server))
+        let b = SyncClient(
+            store: try Store(.memory, schema: schema, replica: ReplicaID(2)),
+            transport: InProcessTransport(server: server, identity: SyncIdentity(user: "b")))
+        for n in 1...4 {
+            try await a.write { store in _ = try store.insert("projects", values: [.text("P\(n)"), 10]) }
+            _ = try await a.sync()
+        }
+        _ = try await b.sync()
+        try await b.write { store in _ = try store.update("projects", id: 3, ["name": "refused"]) }
+        #expect(try await b.sync().refused.map(\.code) == ["unauthorized"])
+        try await a.write { store in try store.delete("projects", id: 3) }
+        _ = try await a.sync()
+        _ = try await server.compact(through: .max)
+        let summary = try await b.sync()
+        #expect(summary.rebase?.finished == true && summary.rebase?.removed == 1 && summary.rebase?.keptWithChanges == 0)
+        // Gone here as on the server; the refused change is kept aside, not lost.
+        #expect(try await b.read { try $0.database.scalar("SELECT count(*) FROM projects WHERE id = 3") } == .integer(0))
+        let aside = try await b.write { try $0.unsyncedChanges() }
+        #expect(aside.map(\.id) == [3] && aside.first?.refusal?.code == KeptAside.code)
+        let onB = try await b.read { try $0.database.rows("SELECT id FROM projects ORDER BY id") }
+        let onA = try await a.read { try $0.database.rows("SELECT id FROM projects ORDER BY id") }
+        #expect(onA == onB)
+    }
 }
