@@ -11,13 +11,8 @@ import Testing
 /// unsynced change, merges it three ways with what comes down, drops what the server no
 /// longer has, and ends where every other device is.
 @Suite struct RebaseTests {
-    static func schema(_ policy: DeletePolicy) throws -> Schema {
-        try Schema([
-            Entity("projects", fields: [Field("name", .text), Field("minutes", .integer, strategy: .counter)], deletePolicy: policy),
-            Entity("tasks", fields: [Field("title", .text), Field("projectID", .reference(to: "projects", onDelete: .cascade))],
-                   deletePolicy: policy),
-        ])
-    }
+    /// Projects (a counter of minutes) and their tasks (cascade), as in ``RecreationTests``.
+    static func schema(_ policy: DeletePolicy) throws -> Schema { try RecreationTests.schema(policy) }
 
     /// A and B share projects 1...4 with a task each; B goes offline and edits projects 1 and
     /// 2, creates project 5 with a task and deletes project 4; A deletes projects 1 and 3 and
