@@ -17,7 +17,8 @@ extension Store {
           PRIMARY KEY ("entity", "id")) WITHOUT ROWID
         """
 
-    /// Whether a rebase is under way (``beginRebase()`` ran, ``finishRebase()`` not yet).
+    /// Whether a rebase is under way: the sync client began one (the server answered
+    /// `resetRequired`) and its download has not completed yet.
     public var isRebasing: Bool {
         (try? database.scalar("SELECT count(*) FROM sqlite_master WHERE \"type\" = 'table' AND \"name\" = '__fm_rebase'")) == .integer(1)
     }

@@ -8,7 +8,9 @@ extension SQLiteDataSet {
     /// transactions like any writer. The servers see the new horizon with their next request.
     ///
     /// - Parameters:
+    ///   - path: The server's SQLite file.
     ///   - through: The revision to compact through (at most the data set's).
+    ///   - batch: Tombstones (and departures) removed per write transaction.
     ///   - dryRun: Count what would go, change nothing.
     /// - Throws: ``SQLiteDataSetError`` when the file is missing or not a data set, or a
     ///   batch fails (the batches before it stay done).

@@ -11,6 +11,11 @@ extension RevisionServer {
     /// milliseconds ago by the server's wall clock (as marked once a minute while it
     /// serves): ``compact(through:batch:dryRun:)`` through the newest revision marked
     /// then. With no such mark, nothing is compacted.
+    ///
+    /// - Parameters:
+    ///   - age: How old, in milliseconds, what goes must be.
+    ///   - batch: Tombstones (and departures) removed per write transaction.
+    ///   - dryRun: Count what would go, change nothing.
     public func compact(olderThan age: UInt64, batch: Int = 10_000, dryRun: Bool = false) async throws(ServerError) -> CompactionReport {
         let storage = try compacting()
         let cutoff = Int64(clamping: wall.milliseconds()) &- Int64(clamping: age)
@@ -29,7 +34,10 @@ extension RevisionServer {
     /// the highest revision removed (and more than nothing) are answered `resetRequired`,
     /// and download the data set again (Specs/reliability.md, "Compaction with a horizon").
     ///
-    /// - Parameter dryRun: Count what would go, change nothing.
+    /// - Parameters:
+    ///   - revision: The revision to compact through.
+    ///   - batch: Tombstones (and departures) removed per write transaction.
+    ///   - dryRun: Count what would go, change nothing.
     /// - Throws: ``ServerError``: ``ServerError/Code/badRequest`` when the storage cannot
     ///   compact; a storage failure stops it between batches, keeping what was done.
     public func compact(through revision: Int64, batch: Int = 10_000, dryRun: Bool = false) async throws(ServerError) -> CompactionReport {
