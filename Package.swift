@@ -80,6 +80,8 @@ let package = Package(
         .target(
             name: "FieldMergeServerSQLite", dependencies: ["FieldMerge", "FieldMergeProtocol", "FieldMergeServer", "FieldMergeSQLiteDriver"]
         ),
+        // A server's data set as JSON lines (admin export and import).
+        .target(name: "FieldMergeDataSetFile", dependencies: ["FieldMerge", "FieldMergeJSON", "FieldMergeServer"]),
         // JSON documents (schemas, records, merge requests) for tools and tests.
         .target(name: "FieldMergeJSON", dependencies: ["FieldMerge"]),
         // The benchmark workload of Specs/benchmarks.md (generator, digests). No Foundation.
@@ -192,7 +194,7 @@ let package = Package(
             dependencies: [
                 "FieldMerge", "FieldMergeJSON", "FieldMergeSQLite", "FieldMergeProtocol", "FieldMergeSync", "FieldMergeServer", "FieldMergeServerSQLite", "FieldMergeSyncHTTP",
                 "FieldMergeSyncNIO", "FieldMergeServerHTTP", "FieldMergeServerAuth", "FieldMergeServerPostgres", "FieldMergeServerPrometheus", "FieldMergeSimulation",
-                "FieldMergeToolSupport", "FieldMergeServeCommand",
+                "FieldMergeToolSupport", "FieldMergeServeCommand", "FieldMergeDataSetFile",
                 .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["Tools"])),
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Server"])),
             ]
@@ -205,7 +207,7 @@ let package = Package(
         ),
         // Schemas and scenarios several test targets share; only tests link it.
         .target(
-            name: "FieldMergeTestSupport", dependencies: ["FieldMerge", "FieldMergeJSON", "FieldMergeProtocol", "FieldMergeServer"],
+            name: "FieldMergeTestSupport", dependencies: ["FieldMerge", "FieldMergeJSON", "FieldMergeProtocol", "FieldMergeServer", "FieldMergeDataSetFile"],
             path: "Tests/FieldMergeTestSupport"
         ),
         .testTarget(name: "FieldMergeTests", dependencies: ["FieldMerge", "FieldMergeWorkload"]),

@@ -9,7 +9,7 @@ import Darwin
 /// The targets one harness binary fuzzes; `FIELDMERGE_FUZZ_TARGET` picks one per process
 /// (`Fuzz/run` sets it). Specs/reliability.md describes each target and its checks.
 enum FuzzTarget: String, CaseIterable {
-    case request, response, gzip, schema, merge, linemerge, live
+    case request, response, gzip, schema, merge, linemerge, live, dataset
 
     func run(_ bytes: UnsafeRawBufferPointer) {
         switch self {
@@ -20,6 +20,7 @@ enum FuzzTarget: String, CaseIterable {
         case .merge: fuzzMergeDocument(bytes)
         case .linemerge: fuzzLineMerge(bytes)
         case .live: fuzzLiveEvents(bytes)
+        case .dataset: fuzzDataSetLine(bytes)
         }
     }
 

@@ -69,6 +69,15 @@ public enum JSONValue: Hashable, Sendable, Codable {
         return writer.text
     }
 
+    /// The value as JSON text on one line, with sorted keys and no space (a line of a
+    /// JSON-lines file), its doubles as ``rendered()`` writes them.
+    public func renderedLine() -> String {
+        var writer = JSONWriter()
+        writer.compact = true
+        writer.write(self)
+        return writer.text
+    }
+
     public subscript(key: String) -> JSONValue? {
         if case .object(let object) = self { return object[key] }
         return nil

@@ -1,12 +1,15 @@
 import FieldMerge
 
-/// Writes a ``JSONValue`` as pretty-printed JSON text with sorted keys.
+/// Writes a ``JSONValue`` as pretty-printed JSON text with sorted keys, or (`compact`) on
+/// one line with no space.
 ///
 /// A double is written so that it reads back as a double: `1.0`, `-0.0`, `1e+300` (Swift's
 /// shortest round-trip form), never `1` or `-0`, which ``JSONValue/parse(_:)`` reads as the
 /// integer 1 and 0. Strings escape `"`, `\` and control characters only, as the wire does.
 struct JSONWriter {
     private(set) var bytes: [UInt8] = []
+    /// One line, no space: a line of a JSON-lines file.
+    var compact = false
 
     var text: String { String(decoding: bytes, as: UTF8.self) }
 
@@ -21,24 +24,24 @@ struct JSONWriter {
         case .string(let string): writeString(string)
         case .array(let items):
             guard !items.isEmpty else { return append("[]") }
-            append("[\n")
+            append(compact ? "[" : "[\n")
             for (offset, item) in items.enumerated() {
                 pad(indent + 2)
                 write(item, indent: indent + 2)
-                append(offset == items.count - 1 ? "\n" : ",\n")
+                append(offset == items.count - 1 ? (compact ? "" : "\n") : (compact ? "," : ",\n"))
             }
             pad(indent)
             append("]")
         case .object(let members):
             guard !members.isEmpty else { return append("{}") }
-            append("{\n")
+            append(compact ? "{" : "{\n")
             let keys = members.keys.sorted()
             for (offset, key) in keys.enumerated() {
                 pad(indent + 2)
                 writeString(key)
-                append(" : ")
+                append(compact ? ":" : " : ")
                 write(members[key]!, indent: indent + 2)
-                append(offset == keys.count - 1 ? "\n" : ",\n")
+                append(offset == keys.count - 1 ? (compact ? "" : "\n") : (compact ? "," : ",\n"))
             }
             pad(indent)
             append("}")
@@ -50,6 +53,7 @@ struct JSONWriter {
     }
 
     private mutating func pad(_ count: Int) {
+        guard !compact else { return }
         bytes.append(contentsOf: repeatElement(UInt8(ascii: " "), count: count))
     }
 

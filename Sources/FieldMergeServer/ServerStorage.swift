@@ -157,7 +157,7 @@ public struct ServerEntity: Sendable {
     /// Whether any of its fields references a record.
     public let hasReferences: Bool
 
-    init(_ entity: Entity, position: Int) {
+    package init(_ entity: Entity, position: Int) {
         self.entity = entity
         self.position = position
         hasReferences = entity.fields.contains { $0.type.referenceTarget != nil }

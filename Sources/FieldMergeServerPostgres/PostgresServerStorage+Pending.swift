@@ -37,22 +37,27 @@ extension PostgresServerStorage {
         let table = table(entity)
         try await hold(.write, entity, id: row.record.id, width: table.sql.columns.count)
         do {
-            pending!.binds.append(row.record.id)
-            for value in row.record.values { try Self.bind(value, into: &pending!.binds) }
-            pending!.binds.append(ByteBuffer(bytes: ServerRow.encodeStamps(row.record.stamps)))
-            pending!.binds.append(row.revision)
-            pending!.binds.append(row.created)
-            if let fields = row.fieldRevisions {
-                pending!.binds.append(ByteBuffer(bytes: ServerRow.encode(fields, revision: row.revision)))
-            } else {
-                pending!.binds.appendNull()
-            }
-            pending!.binds.append(row.root)
+            try Self.bind(row, into: &pending!.binds)
         } catch {
             // A value it cannot store: the request fails, and what is held goes with it.
             pending = nil
             throw error
         }
+    }
+
+    /// Binds the columns of `row` in the order of the table's `sql.columns`.
+    static func bind(_ row: ServerRow, into binds: inout PostgresBindings) throws(ServerError) {
+        binds.append(row.record.id)
+        for value in row.record.values { try bind(value, into: &binds) }
+        binds.append(ByteBuffer(bytes: ServerRow.encodeStamps(row.record.stamps)))
+        binds.append(row.revision)
+        binds.append(row.created)
+        if let fields = row.fieldRevisions {
+            binds.append(ByteBuffer(bytes: ServerRow.encode(fields, revision: row.revision)))
+        } else {
+            binds.appendNull()
+        }
+        binds.append(row.root)
     }
 
     public nonisolated(nonsending) func delete(_ entity: ServerEntity, id: Int64, tombstone: Stamp, revision: Int64) async throws {

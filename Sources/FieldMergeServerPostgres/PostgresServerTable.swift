@@ -109,11 +109,12 @@ struct PostgresServerTable {
         "WITH input (\"id\", \"revision\", \"stamp\") AS (VALUES " + Self.rows(rows, width: 3, types: ["BIGINT", "BIGINT", "BYTEA"]) + deleteTail
     }
 
-    /// `VALUES` rows of `width` parameters each, numbered from `$2`, each cast to `types` when given.
-    private static func rows(_ count: Int, width: Int, types: [String] = []) -> String {
+    /// `VALUES` rows of `width` parameters each, numbered from `$first` (`$2` after the
+    /// entity's name), each cast to `types` when given.
+    static func rows(_ count: Int, width: Int, types: [String] = [], first: Int = 2) -> String {
         var sql = ""
         sql.reserveCapacity(count * width * 8)
-        var parameter = 2
+        var parameter = first
         for row in 0..<count {
             sql += row == 0 ? "(" : ", ("
             for column in 0..<width {

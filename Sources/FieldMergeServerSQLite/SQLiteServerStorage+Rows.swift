@@ -62,6 +62,12 @@ extension SQLiteServerStorage {
     }
 
     public nonisolated(nonsending) func write(_ row: ServerRow, of entity: ServerEntity) async throws {
+        try insert(row, of: entity)
+        try log(entity.name, id: row.record.id, revision: row.revision)
+    }
+
+    /// Writes `row` into its entity's table, replacing the record it names; no log entry.
+    func insert(_ row: ServerRow, of entity: ServerEntity) throws(SQLiteError) {
         let table = table(entity)
         let statement = try cached(&table.insertStatement, table.insert)
         defer { statement.reset() }
@@ -78,7 +84,6 @@ extension SQLiteServerStorage {
         }
         if let root = row.root { try statement.bind(root, at: count + 6) } else { try statement.bindNull(at: count + 6) }
         try statement.execute()
-        try log(entity.name, id: row.record.id, revision: row.revision)
     }
 
     public nonisolated(nonsending) func delete(_ entity: ServerEntity, id: Int64, tombstone: Stamp, revision: Int64) async throws {

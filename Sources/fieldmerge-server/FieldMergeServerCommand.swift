@@ -15,7 +15,7 @@ struct FieldMergeServerCommand: AsyncParsableCommand {
         commandName: "fieldmerge-server",
         abstract: "Serves the revision protocol over HTTP on SQLite or PostgreSQL (Specs/http.md).",
         discussion: "Without a sub-command, runs serve. `fieldmerge serve` runs this executable when it lies beside fieldmerge.",
-        subcommands: [ServeCommand.self, ServerBenchCommand.self],
+        subcommands: [ServeCommand.self, ServerBenchCommand.self, ServerAdminCommand.self],
         defaultSubcommand: ServeCommand.self
     )
 

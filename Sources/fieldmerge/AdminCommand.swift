@@ -8,8 +8,8 @@ import Foundation
 /// restore (Specs/cli.md). Failures: a message on standard error, exit code 1, nothing changed.
 struct AdminCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "admin", abstract: "Inspect, back up, restore and compact a server's SQLite data set.",
-        subcommands: [Stats.self, Backup.self, Restore.self, Compact.self])
+        commandName: "admin", abstract: "Inspect, back up, restore and compact a server's SQLite data set; export, import and copy one.",
+        subcommands: [Stats.self, Backup.self, Restore.self, Compact.self, AdminExportForwarding.self, AdminImportForwarding.self, AdminCopyForwarding.self])
 
     struct Stats: ParsableCommand {
         static let configuration = CommandConfiguration(

@@ -45,11 +45,48 @@ struct LiveBenchForwarding: ParsableCommand {
     func run() throws { try forward(["bench", "live"] + arguments) }
 }
 
-private func forward(_ arguments: [String]) throws -> Never {
+func forward(_ arguments: [String]) throws -> Never {
     do {
         try SiblingExecutable.exec("fieldmerge-server", arguments: arguments)
     } catch {
         FileHandle.standardError.write(Data("fieldmerge: \(error)\n".utf8))
         throw ExitCode(2)
     }
+}
+
+/// `fieldmerge admin export`, `import` and `copy`: each runs `fieldmerge-server admin ...`
+/// (they reach PostgreSQL too, which only fieldmerge-server links).
+protocol AdminForwarding: ParsableCommand {
+    var arguments: [String] { get }
+}
+
+extension AdminForwarding {
+    func run() throws { try forward(["admin", Self.configuration.commandName ?? ""] + arguments) }
+}
+
+struct AdminExportForwarding: AdminForwarding {
+    static let configuration = CommandConfiguration(
+        commandName: "export",
+        abstract: "Write a data set (SQLite or PostgreSQL) as JSON lines: runs `fieldmerge-server admin export`.")
+
+    @Argument(parsing: .captureForPassthrough, help: "The arguments of `fieldmerge-server admin export` (see its --help).")
+    var arguments: [String] = []
+}
+
+struct AdminImportForwarding: AdminForwarding {
+    static let configuration = CommandConfiguration(
+        commandName: "import",
+        abstract: "Make a data set from JSON lines: runs `fieldmerge-server admin import`.")
+
+    @Argument(parsing: .captureForPassthrough, help: "The arguments of `fieldmerge-server admin import` (see its --help).")
+    var arguments: [String] = []
+}
+
+struct AdminCopyForwarding: AdminForwarding {
+    static let configuration = CommandConfiguration(
+        commandName: "copy",
+        abstract: "Copy a data set between SQLite and PostgreSQL: runs `fieldmerge-server admin copy`.")
+
+    @Argument(parsing: .captureForPassthrough, help: "The arguments of `fieldmerge-server admin copy` (see its --help).")
+    var arguments: [String] = []
 }
