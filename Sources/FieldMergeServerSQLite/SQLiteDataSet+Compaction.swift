@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import FieldMergeSQLiteDriver
 import FieldMergeServer
 
@@ -40,10 +45,18 @@ extension SQLiteDataSet {
                 batches += 1
                 removed.add(step)
                 if step.tombstones < size && step.departures < size { break }
+                // A server's write that found the file locked sleeps in SQLite's busy handler
+                // (up to 100 ms at a time) and only gets the lock if it is free when it wakes:
+                // without a pause longer than that sleep, the next batch takes the lock first,
+                // and a request can wait for many batches.
+                usleep(Self.pauseBetweenBatches)
             }
             return CompactionReport(through: limit, removed: removed, horizon: try SQLiteCompaction.horizon(database), batches: batches, dryRun: false)
         }
     }
+
+    /// The pause between two batches of ``compact(path:through:batch:dryRun:)``, in microseconds.
+    static let pauseBetweenBatches: useconds_t = 120_000
 
     /// The newest revision the data set's servers marked at or before `time` (milliseconds
     /// since the epoch), for a horizon given as an age; nil when none was (servers mark one

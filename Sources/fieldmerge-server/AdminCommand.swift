@@ -1,6 +1,7 @@
 import ArgumentParser
 import FieldMerge
 import FieldMergeServer
+import FieldMergeServerPostgres
 import Foundation
 
 /// `fieldmerge-server admin`: moving a data set between files and storages, on SQLite or
@@ -9,8 +10,8 @@ import Foundation
 struct ServerAdminCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "admin",
-        abstract: "Export, import and copy a data set, SQLite or PostgreSQL, keeping its revisions, stamps, ids and stored replies.",
-        subcommands: [Export.self, Import.self, Copy.self])
+        abstract: "Export, import and copy a data set, SQLite or PostgreSQL, keeping its revisions, stamps, ids and stored replies; compact one on PostgreSQL.",
+        subcommands: [Export.self, Import.self, Copy.self, Compact.self])
 
     /// Where one data set is: a SQLite file or a PostgreSQL schema.
     struct Place: ParsableArguments {
@@ -123,6 +124,51 @@ struct ServerAdminCommand: AsyncParsableCommand {
                     await source.close()
                     throw error
                 }
+            }
+        }
+    }
+
+    struct Compact: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Remove tombstones and scope departures older than a horizon from a PostgreSQL data set, while servers keep serving (a dry run unless --apply).",
+            discussion: "As `fieldmerge admin compact` on a SQLite file (Specs/cli.md): one write transaction per batch, each taking its turn with the servers' writes.")
+
+        @Option(help: "The data set's PostgreSQL database (serve --postgres).") var postgres: String
+        @Option(help: "Its PostgreSQL schema (serve --postgres-schema).") var postgresSchema: String?
+        @Option(help: "The schema its servers serve it with (default: serve's, the league schema).") var schema: String?
+        @Option(help: "Compact what is older than this many days (by the servers' marks).") var olderThanDays: Double?
+        @Option(help: "Compact through this revision.") var through: Int64?
+        @Option(help: "Tombstones (and departures) per write transaction.") var batch = 10_000
+        @Flag(help: "Compact; without it, only count what would go.") var apply = false
+
+        func validate() throws {
+            guard (olderThanDays == nil) != (through == nil) else { throw ValidationError("give exactly one of --older-than-days and --through") }
+            if let days = olderThanDays, !(days >= 0 && days < 100_000) { throw ValidationError("--older-than-days must be from 0 to 100,000") }
+            guard batch > 0 else { throw ValidationError("--batch must be positive") }
+        }
+
+        func run() async throws {
+            try await ServerAdminCommand.attempt("compact") {
+                let schema = try AdminTransfer.schema(schema)
+                let url: PostgresURL
+                do { url = try PostgresURL(postgres) } catch { throw AdminTransferError("\(error)") }
+                let (server, connector) = try await OpenedDataSet.server(url, schema: postgresSchema, schema: schema)
+                let started = ContinuousClock.now
+                let report: CompactionReport
+                do {
+                    if let olderThanDays {
+                        report = try await server.compact(olderThan: UInt64(olderThanDays * 86_400_000), batch: batch, dryRun: !apply)
+                    } else {
+                        report = try await server.compact(through: through ?? 0, batch: batch, dryRun: !apply)
+                    }
+                } catch {
+                    await server.close()
+                    await connector.shutdown()
+                    throw error
+                }
+                await server.close()
+                await connector.shutdown()
+                print(report.summary + " (\(ServerAdminCommand.seconds(since: started)))")
             }
         }
     }

@@ -121,6 +121,21 @@ final class OpenedDataSet {
         await connector?.shutdown()
     }
 
+    /// A server on the PostgreSQL data set at `url` (which must record `schema`), for the
+    /// commands that go through one (compaction), and its connector to shut down after it.
+    static func server(_ url: PostgresURL, schema name: String?, schema: Schema) async throws -> (RevisionServer, PostgresConnector) {
+        let connector = PostgresConnector(url)
+        do {
+            let storage = try PostgresServerStorage(connector, schema: name)
+            guard let lines = try await storage.recordedSchemaLines() else { throw AdminTransferError("\(DataSetPlace.postgres(url, schema: name)) holds no data set") }
+            try check(lines, against: schema, place: .postgres(url, schema: name))
+            return (try await RevisionServer(storage: storage, schema: schema), connector)
+        } catch {
+            await connector.shutdown()
+            throw error
+        }
+    }
+
     /// Closes it and, when this transfer made it, removes it: a failed import leaves nothing.
     func discard() async {
         await storage.close()

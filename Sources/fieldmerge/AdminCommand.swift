@@ -64,13 +64,18 @@ struct AdminCommand: ParsableCommand {
                 as an age (--older-than-days, found through the revisions servers mark once a minute) or as a revision.
                 """)
 
-        @Option(help: "The server's SQLite file (serve --db).") var db: String
+        @Option(help: "The server's SQLite file (serve --db).") var db: String?
+        @Option(help: "Its PostgreSQL database instead (serve --postgres): runs `fieldmerge-server admin compact`.") var postgres: String?
+        @Option(help: "Its PostgreSQL schema (serve --postgres-schema).") var postgresSchema: String?
+        @Option(help: "With --postgres: the schema its servers serve it with (default: serve's).") var schema: String?
         @Option(help: "Compact what is older than this many days (by the servers' marks).") var olderThanDays: Double?
         @Option(help: "Compact through this revision.") var through: Int64?
         @Option(help: "Tombstones (and departures) per write transaction.") var batch = 10_000
         @Flag(help: "Compact; without it, only count what would go.") var apply = false
 
         func validate() throws {
+            guard (db == nil) != (postgres == nil) else { throw ValidationError("give exactly one of --db and --postgres") }
+            if db != nil, postgresSchema != nil || schema != nil { throw ValidationError("--postgres-schema and --schema go with --postgres") }
             guard (olderThanDays == nil) != (through == nil) else {
                 throw ValidationError("give exactly one of --older-than-days and --through")
             }
@@ -79,6 +84,16 @@ struct AdminCommand: ParsableCommand {
         }
 
         func run() throws {
+            if let postgres {
+                var arguments = ["admin", "compact", "--postgres", postgres, "--batch", String(batch)]
+                if let postgresSchema { arguments += ["--postgres-schema", postgresSchema] }
+                if let schema { arguments += ["--schema", schema] }
+                if let olderThanDays { arguments += ["--older-than-days", String(olderThanDays)] }
+                if let through { arguments += ["--through", String(through)] }
+                if apply { arguments.append("--apply") }
+                try forward(arguments)
+            }
+            let db = db ?? ""
             var revision = through ?? 0
             if let days = olderThanDays {
                 let cutoff = Int64(Date().timeIntervalSince1970 * 1000) - Int64(days * 86_400_000)
@@ -94,13 +109,7 @@ struct AdminCommand: ParsableCommand {
             let report = try AdminCommand.attempt("compact") { () throws(SQLiteDataSetError) in
                 try SQLiteDataSet.compact(path: db, through: revision, batch: batch, dryRun: !apply)
             }
-            let what = "\(report.removed.tombstones) tombstones and \(report.removed.departures) departures through revision \(report.through)"
-            if report.dryRun {
-                let horizon = max(report.horizon, report.removed.highest)
-                print("dry run: would remove \(what); devices below revision \(horizon) would download the data set again (run with --apply)")
-            } else {
-                print("removed \(what) in \(report.batches) batches; horizon now \(report.horizon)")
-            }
+            print(report.summary)
         }
     }
 

@@ -70,4 +70,12 @@ public struct CompactionReport: Sendable, Equatable {
         self.batches = batches
         self.dryRun = dryRun
     }
+
+    /// What an operator is told: "dry run: would remove … (run with --apply)" or "removed …
+    /// in N batches; horizon now H".
+    public var summary: String {
+        let what = "\(removed.tombstones) tombstones and \(removed.departures) departures through revision \(through)"
+        guard dryRun else { return "removed \(what) in \(batches) batches; horizon now \(horizon)" }
+        return "dry run: would remove \(what); devices below revision \(max(horizon, removed.highest)) would download the data set again (run with --apply)"
+    }
 }
