@@ -5,7 +5,8 @@ extension RevisionServer {
     /// unambiguously what to do: every listed record has exactly one attributes entry, every
     /// entry belongs to a listed record, no id is listed twice in one entity of one change
     /// set, created ids are negative, and updates and deletes name the revision they were
-    /// made on.
+    /// made on; and no value is a real that is not finite (the wire has no form for it, so
+    /// no answer could carry it: only a caller in the same process can send one).
     ///
     /// - Throws: ``ServerError/Code/badRequest`` naming the change set, entity and id.
     static func validate(_ request: SyncRequest) throws(ServerError) {
@@ -19,6 +20,9 @@ extension RevisionServer {
                 for record in changes.records {
                     guard attributes.updateValue(record, forKey: record.id) == nil else {
                         throw refuse("record \(record.id) has two attributes entries")
+                    }
+                    for case .real(let number) in record.values where !number.isFinite {
+                        throw refuse("record \(record.id) holds the real \(number), which is not finite (JSON has no form for it)")
                     }
                 }
                 var listed = Set<Int64>()
