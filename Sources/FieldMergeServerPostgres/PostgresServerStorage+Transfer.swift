@@ -17,6 +17,15 @@ extension PostgresServerStorage: TransferableServerStorage {
         }
     }
 
+    /// Whether the PostgreSQL schema exists at all (with a data set or anything else in it),
+    /// so that a tool removes only a schema it made itself. Called outside any transaction.
+    public nonisolated(nonsending) func schemaExists() async throws -> Bool {
+        try await connector.check()
+        return try await transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") {
+            try await scalar("SELECT count(*) FROM pg_namespace WHERE nspname = $1", Self.binds(schemaName), as: Int64.self) == 1
+        }
+    }
+
     public nonisolated(nonsending) func hasTable(_ table: TransferTable) async throws -> Bool {
         try await hasTable(named: table.name)
     }

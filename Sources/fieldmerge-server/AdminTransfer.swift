@@ -82,9 +82,11 @@ final class OpenedDataSet {
         }
         var opened = try await connect(place, made: true)
         do {
-            if case .postgres = place, let lines = try await opened.storage.recordedSchemaLines() {
-                try check(lines, against: schema, place: place)
+            // Only a PostgreSQL schema this import makes is removed if it fails: never one
+            // that held anything before (another data set, other tables).
+            if let postgres = opened.storage as? PostgresServerStorage, try await postgres.schemaExists() {
                 opened = OpenedDataSet(opened.storage, place: place, connector: opened.connector, made: false)
+                if let lines = try await opened.storage.recordedSchemaLines() { try check(lines, against: schema, place: place) }
             }
             try await opened.storage.open(schema: schema)
             return opened
