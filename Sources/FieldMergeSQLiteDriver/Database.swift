@@ -248,6 +248,23 @@ public final class Database {
         guard code == SQLITE_OK || code == SQLITE_BUSY else { throw SQLiteError.from(db, code: code, sql: nil) }
     }
 
+    /// The most memory SQLite's page cache of this connection may hold, in KiB
+    /// (`PRAGMA cache_size`, negative). Lowering it frees the pages beyond the new limit
+    /// that no statement uses; it may be changed at any time, inside a transaction too.
+    public var pageCacheKiB: Int {
+        get throws(SQLiteError) {
+            guard case let .integer(value)? = try scalar("PRAGMA cache_size") else { return 0 }
+            // A positive cache_size counts pages, a negative one KiB.
+            if value >= 0, case let .integer(pageSize)? = try scalar("PRAGMA page_size") { return Int(value * pageSize / 1024) }
+            return Int(-value)
+        }
+    }
+
+    /// Sets ``pageCacheKiB``.
+    public func setPageCacheKiB(_ kib: Int) throws(SQLiteError) {
+        try execute("PRAGMA cache_size = -\(max(0, kib))")
+    }
+
     /// The number of rows the last `INSERT`, `UPDATE` or `DELETE` changed (`sqlite3_changes64`).
     public var changes: Int { handle.map { Int(sqlite3_changes64($0)) } ?? 0 }
 

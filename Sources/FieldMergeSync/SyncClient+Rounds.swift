@@ -38,6 +38,8 @@ extension SyncClient {
         var previous: RoundOutcome?
         var ahead: Prefetch?
         defer { ahead?.cancel() }
+        let restoreCache = try downloadCache()
+        defer { restoreCache() }
         do {
             // A request whose answer never arrived goes first, as it was: the server answers
             // it once, whether it took it or not, before anything else is sent.
@@ -80,6 +82,17 @@ extension SyncClient {
             settleCatchUp()
             throw error
         }
+    }
+
+    /// Lowers the store's page cache to ``downloadPageCacheKiB`` when this sync downloads
+    /// from revision 0; returns what puts the store's own size back.
+    private func downloadCache() throws -> () -> Void {
+        guard let kib = downloadPageCacheKiB, store.maxRevision == 0 || store.isRebasing else { return {} }
+        let database = store.database
+        let own = try database.pageCacheKiB
+        guard kib < own else { return {} }
+        try database.setPageCacheKiB(kib)
+        return { try? database.setPageCacheKiB(own) }
     }
 
     /// A 409 for another schema, with the lines in which this app's schema and the server's

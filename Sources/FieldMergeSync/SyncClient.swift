@@ -46,6 +46,12 @@ public actor SyncClient {
     public var prefetchesPages = true
     /// When a catch-up commits the pages it applied (one transaction for several pages).
     public var catchUpCommits: CatchUpCommits
+    /// The store's page cache, in KiB, while a sync downloads the data set from revision 0
+    /// (a new replica, or a rebase); nil keeps the store's own. 2,048 by default: such a
+    /// download appends in the order records were last written, which a small cache serves
+    /// as fast as a large one, and a device then holds 2 MiB instead of the store's 32 MiB
+    /// (Specs/store.md, "Memory"). The store's own size comes back when the sync ends.
+    public var downloadPageCacheKiB: Int?
     /// What the catch-up reads to tell when ``CatchUpCommits/interval`` is over.
     package var commitClock: any CommitClock = ContinuousCommitClock()
     /// The catch-up's transaction while one is open.
@@ -87,9 +93,11 @@ public actor SyncClient {
     ///   - probe: Hears how long each phase of a round takes (`SyncPhase`); nil times nothing.
     ///   - catchUpCommits: When a catch-up commits the pages it applied (by default after
     ///     250 ms or 100,000 records, and at its end).
+    ///   - downloadPageCacheKiB: The store's page cache while a sync downloads from revision
+    ///     0 (``downloadPageCacheKiB``); nil keeps the store's own.
     public init(
         store: sending Store, transport: any SyncTransport, gzip: Bool = true, batchSize: Int = 10_000, probe: (any SyncProbe)? = nil,
-        catchUpCommits: CatchUpCommits = CatchUpCommits()
+        catchUpCommits: CatchUpCommits = CatchUpCommits(), downloadPageCacheKiB: Int? = 2_048
     ) {
         executor = DatabaseExecutor(label: "FieldMerge.SyncClient")
         if case .file(let path) = store.database.location {
@@ -105,6 +113,7 @@ public actor SyncClient {
         self.batchSize = batchSize
         self.probe = probe
         self.catchUpCommits = catchUpCommits
+        self.downloadPageCacheKiB = downloadPageCacheKiB
         codec = WireCodec(schema: store.schema)
         clientID = String(store.replica.rawValue, radix: 16)
     }
@@ -112,6 +121,9 @@ public actor SyncClient {
     /// Installs (or removes, with nil) a hook called at each ``ApplyStage`` of every response;
     /// an error it throws aborts the round at that stage, as a crash there would.
     package func setApplyHook(_ hook: (@Sendable (ApplyStage) throws -> Void)?) { applyHook = hook }
+
+    /// Sets ``downloadPageCacheKiB``.
+    public func setDownloadPageCache(_ kib: Int?) { downloadPageCacheKiB = kib }
 
     /// Sets when a catch-up commits, and the clock it reads (tests inject one).
     package func setCatchUpCommits(_ commits: CatchUpCommits, clock: any CommitClock = ContinuousCommitClock()) {

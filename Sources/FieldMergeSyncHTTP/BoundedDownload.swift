@@ -16,13 +16,14 @@ final class BoundedDownload: NSObject, URLSessionDataDelegate, @unchecked Sendab
     }
 
     private struct Exchange {
-        var data = Data()
+        /// The body so far, as the bytes the transport returns (no copy at the end).
+        var data: [UInt8] = []
         var limit: Int
         var response: URLResponse?
         /// Bytes that arrived; past the limit, the body is dropped and only this is kept.
         var received = 0
         var tooLarge = false
-        var continuation: CheckedContinuation<(Data, URLResponse), any Error>
+        var continuation: CheckedContinuation<([UInt8], URLResponse), any Error>
 
         /// Appends a chunk, or drops the body once it passes the limit; true when it did.
         mutating func take(_ chunk: Data) -> Bool {
@@ -30,9 +31,9 @@ final class BoundedDownload: NSObject, URLSessionDataDelegate, @unchecked Sendab
             received += chunk.count
             if received > limit {
                 tooLarge = true
-                data = Data()
+                data = []
             } else {
-                data.append(chunk)
+                data.append(contentsOf: chunk)
             }
             return tooLarge
         }
@@ -43,7 +44,7 @@ final class BoundedDownload: NSObject, URLSessionDataDelegate, @unchecked Sendab
 
     /// Runs `request` on `session` (whose delegate is this object) and returns its body,
     /// or throws ``TooLarge`` once the body passes `limit` bytes.
-    func data(for request: URLRequest, on session: URLSession, limit: Int) async throws -> (Data, URLResponse) {
+    func data(for request: URLRequest, on session: URLSession, limit: Int) async throws -> ([UInt8], URLResponse) {
         let task = session.dataTask(with: request)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in

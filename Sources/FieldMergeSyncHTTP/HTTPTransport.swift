@@ -102,10 +102,10 @@ public struct HTTPTransport: SyncTransport {
         if gzip { request.setValue("gzip", forHTTPHeaderField: "Content-Encoding") }
         request.httpBody = Data(body)
 
-        let data: Data
+        let bytes: [UInt8]
         let response: URLResponse
         do {
-            (data, response) = try await download.data(for: request, on: session, limit: configuration.maxResponseBytes)
+            (bytes, response) = try await download.data(for: request, on: session, limit: configuration.maxResponseBytes)
         } catch let tooLarge as BoundedDownload.TooLarge {
             throw SyncRequestRejected(
                 status: tooLarge.status, code: "tooLarge",
@@ -115,7 +115,6 @@ public struct HTTPTransport: SyncTransport {
             throw TransportError(Self.describe(error))
         }
         guard let http = response as? HTTPURLResponse else { throw TransportError("not an HTTP response from \(url)") }
-        let bytes = [UInt8](data)
         guard (200..<300).contains(http.statusCode) else {
             throw SyncStatus.clientError(status: http.statusCode, body: bytes, origin: url.absoluteString)
         }

@@ -62,7 +62,8 @@ public enum ReplicaSync {
             return
         }
         let transport = HTTPTransport(url: checked.url, token: checked.token)
-        let client = SyncClient(store: store, transport: transport, gzip: input.gzip, batchSize: input.batchSize)
+        let client = SyncClient(
+            store: store, transport: transport, gzip: input.gzip, batchSize: input.batchSize, downloadPageCacheKiB: input.downloadPageCacheKiB)
         let deadline = ContinuousClock.now + .milliseconds(Int(input.settleTimeout * 1_000))
         var pause = Duration.milliseconds(100)
         while true {

@@ -24,6 +24,9 @@ public struct ReplicaSyncInput: Sendable {
     public var settleTimeout = 60.0
     /// Records per request and per catch-up page.
     public var batchSize = 10_000
+    /// The store's page cache in KiB while the sync downloads from revision 0
+    /// (`SyncClient.downloadPageCacheKiB`); nil keeps the store's own.
+    public var downloadPageCacheKiB: Int? = 2_048
     /// Gzip request bodies.
     public var gzip = true
     /// After the first sync, stay in live mode (Specs/live.md) until the run's `stop` returns.

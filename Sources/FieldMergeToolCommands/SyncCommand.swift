@@ -44,6 +44,9 @@ public struct SyncCommand: AsyncParsableCommand {
     @Option(help: "Records per request and per catch-up page.")
     var batchSize: Int = 10_000
 
+    @Option(help: "The replica's page cache in KiB while it downloads the data set from revision 0 (a new replica); 0 keeps the store's 32 MiB.")
+    var downloadCacheKib: Int = 2_048
+
     @Flag(inversion: .prefixedNo, help: "Gzip request bodies.")
     var gzip = true
 
@@ -56,6 +59,7 @@ public struct SyncCommand: AsyncParsableCommand {
     public init() {}
 
     public func validate() throws {
+        guard downloadCacheKib >= 0 else { throw ValidationError("--download-cache-kib \(downloadCacheKib): give 0 or more KiB") }
         switch (FieldMergeTool.schema, schema) {
         case (let app?, let file?):
             throw ValidationError(
@@ -66,12 +70,14 @@ public struct SyncCommand: AsyncParsableCommand {
     }
 
     public func run() async throws {
+        ProcessMemory.limit()
         var input = FieldMergeTool.schema.map { ReplicaSyncInput(url: url, replica: replica, schema: $0, tokenFile: tokenFile) }
             ?? ReplicaSyncInput(url: url, replica: replica, schema: schema ?? "", tokenFile: tokenFile)
         input.maxRounds = rounds
         input.untilSettled = untilSettled
         input.settleTimeout = timeout
         input.batchSize = batchSize
+        input.downloadPageCacheKiB = downloadCacheKib > 0 ? downloadCacheKib : nil
         input.gzip = gzip
         input.live = live
         let line = SyncProgressLine()
