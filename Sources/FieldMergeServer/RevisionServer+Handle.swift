@@ -71,6 +71,7 @@ extension RevisionServer {
                 "the request speaks protocol version \(version); this server speaks \(WireProtocol.version)")
         }
         try Self.validate(request)
+        try Self.validateAttachments(request, schema: schema)
         do {
             guard !request.changeSets.isEmpty else {
                 return try await storage.read { () async throws -> SyncResponse in
