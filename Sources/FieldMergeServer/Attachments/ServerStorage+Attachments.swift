@@ -1,0 +1,13 @@
+import FieldMerge
+
+extension ServerStorage {
+    /// Reads every alive record of `entity`: right for any storage, slow for a large data set.
+    /// `SQLiteServerStorage` answers with one query.
+    public nonisolated(nonsending) func record(_ entity: ServerEntity, field: Int, beginningWith prefix: String) async throws -> Int64? {
+        let latest = try await state().maxRevision
+        for row in try await changes(entity, after: 0, through: latest).alive {
+            if case .text(let text) = row.record.values[field], text.hasPrefix(prefix) { return row.record.id }
+        }
+        return nil
+    }
+}
