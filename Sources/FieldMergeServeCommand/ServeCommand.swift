@@ -134,6 +134,8 @@ public struct ServeCommand: AsyncParsableCommand {
         replies.apply(to: &options)
         live.apply(to: &options)
         try applyAccess(to: &options, schema: schema)
+        let attachments = try attachmentOptions.load(schema: schema, database: postgres == nil ? db : nil)
+        options.attachments = attachments?.store
         let verifier = try await auth.loadVerifier(customClaims: options.scopes?.claims ?? [])
         if let folder = tenantOptions.tenants {
             return try await serveTenants(in: folder, schema: schema, options: options, verifier: verifier, metrics: metrics)
@@ -155,7 +157,7 @@ public struct ServeCommand: AsyncParsableCommand {
         configuration.metrics = metrics
         configuration.console = consoleOptions.load(
             storage: postgres == nil ? "SQLite \(location)" : "PostgreSQL \(location)", sqlite: postgres == nil ? location : nil)
-        configuration.attachments = try attachmentOptions.load(schema: schema, database: postgres == nil ? db : nil)
+        configuration.attachments = attachments
         let http = SyncHTTPServer(
             server: server, configuration: configuration,
             middleware: { router in

@@ -25,9 +25,11 @@ enum AttachmentTestServer {
 
     static func hash(_ bytes: [UInt8]) -> String { SHA256.hash(bytes).hex }
 
-    /// Runs `body` with the server and the store's directory, removed after.
+    /// Runs `body` with the server and the store's directory, removed after. With
+    /// `checkReferences` (as `fieldmerge serve` runs) the server refuses a reference to bytes
+    /// the store has not finished; without, a record may reference bytes not yet uploaded.
     static func run<T>(
-        maxBytes: Int64 = 64 << 20, options: RevisionServer.Options = .init(),
+        maxBytes: Int64 = 64 << 20, options: RevisionServer.Options = .init(), checkReferences: Bool = true,
         _ body: (RunningServer, DirectoryAttachmentStore) async throws -> T
     ) async throws -> T {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("attachments-\(UUID().uuidString)").path
@@ -35,22 +37,27 @@ enum AttachmentTestServer {
         let store = try DirectoryAttachmentStore(directory: directory)
         var configuration = SyncHTTPServer.Configuration(port: 0)
         configuration.attachments = SyncHTTPServer.Attachments(store: store, maxBytes: maxBytes)
+        var options = options
+        if checkReferences { options.attachments = store }
         return try await withHTTPServer(try RevisionServer(.memory, schema: schema(), options: options), configuration: configuration) {
             try await body($0, store)
         }
     }
 
     /// Creates a photo whose image references `bytes` (of media type image/jpeg).
-    static func reference(_ bytes: [UInt8], in running: RunningServer) async throws {
+    @discardableResult
+    static func reference(_ bytes: [UInt8], in running: RunningServer) async throws -> ChangeSet? {
         try await reference(hash: hash(bytes), size: bytes.count, in: running)
     }
 
-    static func reference(hash: String, size: Int, in running: RunningServer) async throws {
+    /// Creates a photo whose image references `hash`; the change set as the server answered it.
+    @discardableResult
+    static func reference(hash: String, size: Int, in running: RunningServer) async throws -> ChangeSet? {
         let value = Value.text("sha256:\(hash);\(size);image/jpeg")
-        _ = try await running.http.withServer { server in
+        return try await running.http.withServer { server in
             try await server.handle(SyncRequest(
                 maxRevision: await server.maxRevision, changeSets: [Send.changeSet(Send.create("photos", -1, [.text("a photo"), value]))]))
-        }
+        }.changeSets.first
     }
 
     /// The files under the store's directory, relative to it.
