@@ -1,5 +1,5 @@
 /// SHA-256 (FIPS 180-4), computed as the bytes arrive: feed any number of pieces with
-/// ``update(_:)-(UnsafeRawBufferPointer)``, then read the digest with ``finalize()``.
+/// `update(_:)`, then read the digest with ``finalize()``.
 ///
 /// Pure Swift without Foundation, so that the device and the server check attachments the
 /// same way with no package dependency. Holds 64 bytes of input at most, never the message.
@@ -7,7 +7,7 @@
 /// ```swift
 /// var hash = SHA256()
 /// hash.update(Array("abc".utf8))
-/// hash.finalize().hex  // "ba7816bf…"
+/// let hex = hash.finalize().hex  // "ba7816bf…"
 /// ```
 public struct SHA256: Sendable {
     private var state: (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32) = (

@@ -8,7 +8,7 @@ import Glibc
 import Darwin
 #endif
 
-/// The default ``AttachmentStore``: files in a directory, by default beside the SQLite file
+/// The default `AttachmentStore`: files in a directory, by default beside the SQLite file
 /// (`server.sqlite.attachments/`).
 ///
 /// ```

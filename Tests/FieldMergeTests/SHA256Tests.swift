@@ -13,6 +13,15 @@ import FieldMerge
         #expect(SHA256.hash(Array(message.utf8)).hex == digest)
     }
 
+    @Test func theDocCommentsExample() {
+        // SHA256.swift block begin
+        var hash = SHA256()
+        hash.update(Array("abc".utf8))
+        let hex = hash.finalize().hex  // "ba7816bf…"
+        // SHA256.swift block end
+        #expect(hex.hasPrefix("ba7816bf"))
+    }
+
     @Test func oneMillionAs_fedInUnevenPieces() {
         let expected = "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0"
         let whole = [UInt8](repeating: UInt8(ascii: "a"), count: 1_000_000)
