@@ -140,9 +140,6 @@ extension SyncResponder {
         case .allowed: break
         case .unreferenced:
             return errorResponse(.forbidden, WireErrorBody(error: "forbidden", message: "no record you may read references this attachment"))
-        case .scoped:
-            return errorResponse(
-                .forbidden, WireErrorBody(error: "forbidden", message: "attachments of a data set with scopes cannot be downloaded yet"))
         }
         guard case .complete(let size) = try await attachments.store.held(sha256) else {
             return errorResponse(.notFound, WireErrorBody(error: "notFound", message: "the attachment's bytes have not been uploaded (or not all of them)"))
