@@ -77,7 +77,7 @@ final class DirectoryAttachmentUpload: AttachmentUpload {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw DirectoryAttachmentStoreError(call: "open", path: path) }
         defer { _ = closeFile(descriptor) }
-        var hasher = SHA256()
+        var hasher = SHA256.Hasher()
         var offset: Int64 = 0
         while offset < size {
             let chunk = try DirectoryAttachmentStore.read(
@@ -86,7 +86,7 @@ final class DirectoryAttachmentUpload: AttachmentUpload {
             hasher.update(chunk)
             offset += Int64(chunk.count)
         }
-        return hasher.finalize().hex
+        return SHA256.hex(hasher.finalize())
     }
 
     /// Flushes a directory's entries, so that a rename in it survives a crash.

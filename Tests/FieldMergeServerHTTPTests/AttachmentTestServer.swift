@@ -23,7 +23,7 @@ enum AttachmentTestServer {
         return bytes
     }
 
-    static func hash(_ bytes: [UInt8]) -> String { SHA256.hash(bytes).hex }
+    static func hash(_ bytes: [UInt8]) -> String { SHA256.hex(SHA256.hash(bytes)) }
 
     /// Runs `body` with the server and the store's directory, removed after. With
     /// `checkReferences` (as `fieldmerge serve` runs) the server refuses a reference to bytes

@@ -21,7 +21,6 @@ extension DocSnippets {
         ("Sources/FieldMergeSQLite/RecordQuery.swift", queryTests, "RecordQuery.swift"),
         ("Sources/FieldMerge/RecordMergeInput+Names.swift", "Tests/FieldMergeTests/RecordRuleNameTests.swift",
          "RecordMergeInput+Names.swift"),
-        ("Sources/FieldMerge/SHA256.swift", "Tests/FieldMergeTests/SHA256Tests.swift", "SHA256.swift"),
         ("Sources/FieldMergeSQLite/Store+Observation.swift", queryTests, "Store+Observation.swift"),
         ("Sources/FieldMergeServer/TenantDirectory.swift", serverTests, "TenantDirectory.swift"),
         ("Sources/FieldMergeServerHTTP/SyncHTTPServer.swift", serverTests, "SyncHTTPServer.swift"),

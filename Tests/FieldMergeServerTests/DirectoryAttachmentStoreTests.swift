@@ -16,7 +16,7 @@ import Testing
     }
 
     static let bytes: [UInt8] = (0..<600_000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 9) }
-    static let hash = SHA256.hash(bytes).hex
+    static let hash = SHA256.hex(SHA256.hash(bytes))
 
     @Test func piecesAppended_thenFinished_readBackInBoundedChunks() async throws {
         try await withStore { store in
