@@ -21,6 +21,10 @@ public enum FieldType: Hashable, Sendable {
     case reference(to: String, onDelete: ReferenceAction)
     /// A set of strings (see ``TextSet``).
     case textSet
+    /// A reference to bytes kept beside the records (a photo, a PDF): text in the one form
+    /// ``AttachmentReference`` parses and writes, `sha256:<hex>;<size>;<media type>`.
+    /// Specs/attachments.md.
+    case attachment
 
     /// A short name for messages and documents: `integer`, `reference`, ...
     public var name: String {
@@ -33,6 +37,7 @@ public enum FieldType: Hashable, Sendable {
         case .blob: return "blob"
         case .reference: return "reference"
         case .textSet: return "textSet"
+        case .attachment: return "attachment"
         }
     }
 
@@ -41,7 +46,7 @@ public enum FieldType: Hashable, Sendable {
         switch self {
         case .integer, .reference: return .integer
         case .real: return .real
-        case .text: return .text
+        case .text, .attachment: return .text
         case .bool: return .bool
         case .date: return .date
         case .blob: return .blob
@@ -53,5 +58,17 @@ public enum FieldType: Hashable, Sendable {
     public var referenceTarget: String? {
         if case .reference(let target, _) = self { return target }
         return nil
+    }
+
+    /// Why `value` cannot be stored in a field of this type although its kind fits: for an
+    /// attachment, text that is not a canonical ``AttachmentReference``; nil when it can.
+    public func refusal(of value: Value) -> String? {
+        guard case .attachment = self, case .text(let text) = value else { return nil }
+        do {
+            _ = try AttachmentReference(parsing: text)
+            return nil
+        } catch {
+            return error.description
+        }
     }
 }

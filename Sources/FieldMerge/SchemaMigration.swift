@@ -98,6 +98,7 @@ extension FieldType {
         case "date": self = .date
         case "blob": self = .blob
         case "textSet": self = .textSet
+        case "attachment": self = .attachment
         default: return nil
         }
     }

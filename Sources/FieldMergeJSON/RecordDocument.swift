@@ -83,7 +83,7 @@ public enum RecordDocument {
         case (.real, .integer(let v)): return .real(Double(v))
         case (.real, .string(let v)) where ["nan", "inf", "-inf"].contains(v):
             return .real(v == "nan" ? .nan : v == "inf" ? .infinity : -.infinity)
-        case (.text, .string(let v)): return .text(v)
+        case (.text, .string(let v)), (.attachment, .string(let v)): return .text(v)
         case (.bool, .bool(let v)): return .bool(v)
         case (.blob, .string(let v)):
             guard let data = Data(base64Encoded: v) else {

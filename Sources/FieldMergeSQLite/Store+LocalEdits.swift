@@ -28,6 +28,7 @@ extension Store {
         let stamp = clock.now()
         var record = Record(table.entity, id: id, values: values, stamp: stamp)
         try record.validate(against: table.entity)
+        try Self.checkAttachments(of: record, in: table.entity, fields: table.entity.allFields)
         for index in table.entity.retiredFields {
             guard values[index] == .null else { throw Self.retired(table.entity, index, id: id) }
             record.stamps[index] = .none  // never sent, never received: nothing to stamp
@@ -99,6 +100,7 @@ extension Store {
                 changed.insert(field)
             }
             guard !changed.isEmpty else { return changed }
+            try Self.checkAttachments(of: row.record, in: table.entity, fields: changed)
             try checkReferences(of: row.record, fields: changed, in: table)
             if row.revision != nil && row.storedAncestor == nil { row.storedAncestor = ancestor }
             row.pending = Self.pendingFields(row.record, ancestor: row.ancestor, retired: table.entity.retiredFields)

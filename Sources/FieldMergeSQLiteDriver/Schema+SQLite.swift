@@ -9,7 +9,7 @@ extension FieldType {
         switch self {
         case .integer, .bool, .date, .reference: return "INTEGER"
         case .real: return "REAL"
-        case .text, .textSet: return "TEXT"
+        case .text, .textSet, .attachment: return "TEXT"
         case .blob: return "BLOB"
         }
     }

@@ -27,7 +27,7 @@ extension Statement {
         case (.bool, .integer(let v)) where v == 0 || v == 1: return .bool(v == 1)
         case (.real, .real(let v)): return .real(v)
         case (.real, .integer(let v)): return .real(Double(v))
-        case (.text, .text(let v)): return .text(v)
+        case (.text, .text(let v)), (.attachment, .text(let v)): return .text(v)
         case (.blob, .blob(let v)): return .blob(v)
         case (.textSet, .text(let v)): return TextSetJSON.decode(v).map(Value.textSet)
         default: return nil

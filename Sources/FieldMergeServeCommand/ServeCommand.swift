@@ -98,6 +98,9 @@ public struct ServeCommand: AsyncParsableCommand {
     @OptionGroup(title: "Operator's console")
     var consoleOptions: ServeConsoleOptions
 
+    @OptionGroup(title: "Attachments")
+    var attachmentOptions: ServeAttachmentOptions
+
     public func validate() throws {
         try validateAppConfiguration()
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be within 0...65535") }
@@ -118,6 +121,7 @@ public struct ServeCommand: AsyncParsableCommand {
         try live.validate()
         try observability.validate()
         try consoleOptions.validate()
+        try attachmentOptions.validate()
     }
 
     public func run() async throws {
@@ -130,6 +134,8 @@ public struct ServeCommand: AsyncParsableCommand {
         replies.apply(to: &options)
         live.apply(to: &options)
         try applyAccess(to: &options, schema: schema)
+        let attachments = try attachmentOptions.load(schema: schema, database: postgres == nil ? db : nil)
+        options.attachments = attachments?.store
         let verifier = try await auth.loadVerifier(customClaims: options.scopes?.claims ?? [])
         if let folder = tenantOptions.tenants {
             return try await serveTenants(in: folder, schema: schema, options: options, verifier: verifier, metrics: metrics)
@@ -151,6 +157,7 @@ public struct ServeCommand: AsyncParsableCommand {
         configuration.metrics = metrics
         configuration.console = consoleOptions.load(
             storage: postgres == nil ? "SQLite \(location)" : "PostgreSQL \(location)", sqlite: postgres == nil ? location : nil)
+        configuration.attachments = attachments
         let http = SyncHTTPServer(
             server: server, configuration: configuration,
             middleware: { router in

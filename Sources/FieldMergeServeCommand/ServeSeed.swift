@@ -12,7 +12,8 @@ struct ServeSeed {
     var records: Int
     var entity: Entity
 
-    /// The values of record `n` (0-based): every type filled, references and blobs null.
+    /// The values of record `n` (0-based): every type filled, references, blobs and
+    /// attachments (whose bytes the seed does not make) null.
     func values(_ n: Int) -> ContiguousArray<Value> {
         ContiguousArray(entity.fields.map { field -> Value in
             switch field.type {
@@ -22,7 +23,7 @@ struct ServeSeed {
             case .bool: return .bool(n % 2 == 0)
             case .date: return .date(1_700_000_000_000 + Int64(n) * 1_000)
             case .textSet: return .textSet(TextSet(["tag\(n % 10)"]))
-            case .blob, .reference: return .null
+            case .blob, .reference, .attachment: return .null
             }
         })
     }

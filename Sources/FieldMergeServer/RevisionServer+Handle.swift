@@ -71,6 +71,7 @@ extension RevisionServer {
                 "the request speaks protocol version \(version); this server speaks \(WireProtocol.version)")
         }
         try Self.validate(request)
+        try Self.validateAttachments(request, schema: schema)
         do {
             guard !request.changeSets.isEmpty else {
                 return try await storage.read { () async throws -> SyncResponse in
@@ -78,6 +79,7 @@ extension RevisionServer {
                 }
             }
             try Self.validateReplyKey(request, identity: identity)
+            missingAttachments = try await attachmentsNotHeld(by: request)
             // The stored reply belongs to the authenticated user's client, not to whatever
             // client id a peer sends. The user's length comes first so that no other pair of
             // user and client id ("ann/x" and "y", "ann" and "x/y") makes the same key.

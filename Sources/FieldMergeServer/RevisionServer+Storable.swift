@@ -26,13 +26,19 @@ extension RevisionServer {
             var records = changes.records
             for index in records.indices {
                 Self.positiveZero(&records[index].values)
-                guard written.contains(records[index].id),
-                    let field = Self.unstorableField(records[index], entity: entity)
-                else { continue }
-                out.insert(records[index].id)
-                refused.append(RefusedRecord(
-                    entity: changes.entity, id: records[index].id, code: Self.unstorableCode,
-                    message: "field '\(entity.fields[field].name)' holds the character U+0000, which the server cannot store"))
+                guard written.contains(records[index].id) else { continue }
+                if let field = Self.unstorableField(records[index], entity: entity) {
+                    out.insert(records[index].id)
+                    refused.append(RefusedRecord(
+                        entity: changes.entity, id: records[index].id, code: Self.unstorableCode,
+                        message: "field '\(entity.fields[field].name)' holds the character U+0000, which the server cannot store"))
+                } else if let (field, sha256) = Self.missingAttachment(records[index], entity: entity, missing: missingAttachments) {
+                    out.insert(records[index].id)
+                    refused.append(RefusedRecord(
+                        entity: changes.entity, id: records[index].id, code: Self.attachmentMissingCode,
+                        message: "field '\(entity.fields[field].name)' references the attachment \(sha256), whose bytes the server "
+                            + "does not hold: upload them (PUT /attachments/\(sha256)), then send the record again"))
+                }
             }
             var entityChanges = changes
             entityChanges.records = out.isEmpty ? records : records.filter { !out.contains($0.id) }

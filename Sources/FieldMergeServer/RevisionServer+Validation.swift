@@ -1,3 +1,4 @@
+import FieldMerge
 import FieldMergeProtocol
 
 extension RevisionServer {
@@ -48,6 +49,29 @@ extension RevisionServer {
                 }
                 for id in attributes.keys where !listed.contains(id) {
                     throw refuse("attributes for record \(id), which is in none of create, update, delete and recreate")
+                }
+            }
+        }
+    }
+
+    /// Refuses a request that writes, to an ``FieldType/attachment`` field of `schema`, text
+    /// that is not a canonical `AttachmentReference` (Specs/attachments.md): the whole
+    /// request, before anything is applied, as for any value of the wrong type.
+    ///
+    /// - Throws: ``ServerError/Code/badRequest`` naming the change set, entity, id and field.
+    static func validateAttachments(_ request: SyncRequest, schema: Schema) throws(ServerError) {
+        for (position, changeSet) in request.changeSets.enumerated() {
+            for changes in changeSet.entities {
+                guard let entity = schema.entity(changes.entity) else { continue }
+                let fields = entity.fields.indices.filter { entity.fields[$0].type == .attachment }
+                guard !fields.isEmpty else { continue }
+                for record in changes.records {
+                    for index in fields where record.present.contains(index) {
+                        if let refusal = entity.fields[index].type.refusal(of: record.values[index]) {
+                            throw ServerError(
+                                .badRequest, "change set \(position), \(changes.entity): record \(record.id) field '\(entity.fields[index].name)': \(refusal)")
+                        }
+                    }
                 }
             }
         }

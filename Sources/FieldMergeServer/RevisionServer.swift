@@ -67,6 +67,11 @@ public actor RevisionServer {
         public var repliesPerUser = 100
         /// The bounds of the live channel (``LiveHub/Options``).
         public var live = LiveHub.Options()
+        /// Where the bytes of attachments are kept (Specs/attachments.md): a record that
+        /// writes a reference to bytes this store has not finished is refused on its own,
+        /// code ``RevisionServer/attachmentMissingCode``. Nil, the default: references are
+        /// not checked against any bytes.
+        public var attachments: (any AttachmentStore)?
         public init() {}
     }
 
@@ -106,6 +111,9 @@ public actor RevisionServer {
     var requestSubscriptions: ScopeHoldings?
     /// Whether the request being answered got its stored reply (``SyncExchange/Handled/replayed``).
     var replayedStoredReply = false
+    /// The hashes the request being answered references whose bytes ``Options/attachments``
+    /// does not hold, found before its transaction.
+    var missingAttachments: Set<String> = []
     /// When this server last marked the time of a revision (``CompactingServerStorage/markRevision(_:at:)``).
     var lastMark: UInt64 = 0
 

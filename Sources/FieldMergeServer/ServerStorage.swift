@@ -67,6 +67,12 @@ public protocol ServerStorage: AnyObject {
     /// The ids of the alive records of `entity` whose field `field` references `id`, ascending.
     nonisolated(nonsending) func referencing(_ id: Int64, from entity: ServerEntity, field: Int) async throws -> [Int64]
 
+    /// The ids of at most `limit` alive records of `entity` whose text field `field` begins
+    /// with `prefix`, ascending: the records that reference an attachment
+    /// (Specs/attachments.md). By default a scan of the entity's records
+    /// (ServerStorage+Attachments.swift).
+    nonisolated(nonsending) func records(_ entity: ServerEntity, field: Int, beginningWith prefix: String, limit: Int) async throws -> [Int64]
+
     /// The alive records of `entity` among `ids` (missing ids and repeats allowed), by id:
     /// what ``row(_:id:)`` answers for each, in one call. By default one call each
     /// (ServerStorage+Batches.swift), as are the other batched calls below.

@@ -59,6 +59,9 @@ extension SyncHTTPServer {
         /// The operator's console, served as `GET /console` (a page) and
         /// `GET /console/api/overview` (its data); nil (the default): 404 on those paths.
         public var console: SyncConsole?
+        /// The attachment endpoints (`/attachments/<sha256>`); nil (the default): 404 there.
+        /// Served for one data set only: a multi-tenant endpoint answers 501.
+        public var attachments: Attachments?
 
         public init(
             host: String = "127.0.0.1", port: Int = 8080, maxRequestBytes: Int = 64 << 20,

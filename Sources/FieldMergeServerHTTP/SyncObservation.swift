@@ -48,7 +48,7 @@ struct SyncObservation: Sendable {
     var replayed = false
 
     /// The codes of refused records (Specs/http.md §1); another is counted as `other`.
-    static let refusalCodes: Set<String> = ["unauthorized", "restricted", "notDeleted", "unstorable"]
+    static let refusalCodes: Set<String> = ["unauthorized", "restricted", "notDeleted", "unstorable", "attachmentMissing"]
 
     /// A request answered with an error.
     init(failed status: Int, error: WireErrorBody?) {

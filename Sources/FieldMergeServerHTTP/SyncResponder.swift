@@ -5,7 +5,8 @@ import Logging
 
 /// The endpoint's routes: `POST /sync`, `GET /sync/events` and `GET /sync/poll` (live sync),
 /// `GET`/`HEAD /health` and, with metrics, `GET /metrics`, with a console, `GET /console`
-/// and `GET /console/api/overview`, with 405 for the other
+/// and `GET /console/api/overview`, with attachments, `PUT`/`HEAD`/`GET /attachments/<sha256>`
+/// (Specs/attachments.md), with 405 for the other
 /// methods on them and a JSON 404 everywhere else.
 struct SyncResponder: Sendable {
     let host: RevisionServerHost
@@ -56,6 +57,9 @@ struct SyncResponder: Sendable {
                 guard request.uri.path == "/metrics", configuration.metrics != nil else { return notFound(request) }
                 guard request.method == .get else { return methodNotAllowed(allow: "GET") }
                 return metrics(request, context: context)
+            }
+            router.on("/attachments/**", method: method) { request, context in
+                try await attachment(request, context: context)
             }
             router.on("/health", method: method) { request, _ in
                 guard request.uri.path == "/health" else { return notFound(request) }

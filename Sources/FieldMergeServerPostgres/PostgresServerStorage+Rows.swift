@@ -124,7 +124,7 @@ extension PostgresServerStorage {
         case .date: return (try? cell.decode(Int64.self)).map(Value.date)
         case .bool: return (try? cell.decode(Bool.self)).map(Value.bool)
         case .real: return (try? cell.decode(Double.self)).map(Value.real)
-        case .text: return (try? cell.decode(String.self)).map(Value.text)
+        case .text, .attachment: return (try? cell.decode(String.self)).map(Value.text)
         case .blob: return (try? cell.decode(ByteBuffer.self)).map { .blob(Array($0.readableBytesView)) }
         case .textSet: return (try? cell.decode([String].self)).map { .textSet(TextSet($0)) }
         }

@@ -179,7 +179,7 @@ extension PostgresServerStorage: ScopedServerStorage {
             let list = values.compactMap { value -> Bool? in if case .bool(let v) = value { v } else { nil } }
             binds.append(list)
             return !list.isEmpty
-        case .real, .textSet, .blob:
+        case .real, .textSet, .blob, .attachment:
             // Scope rules compare integers, references, text and bools only.
             return false
         }

@@ -140,7 +140,7 @@ extension FieldType {
         case .integer, .date, .reference: "BIGINT"
         case .bool: "BOOLEAN"
         case .real: "DOUBLE PRECISION"
-        case .text: "TEXT"
+        case .text, .attachment: "TEXT"
         case .textSet: "TEXT[]"
         case .blob: "BYTEA"
         }

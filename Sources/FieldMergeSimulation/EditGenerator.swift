@@ -284,6 +284,7 @@ struct EditGenerator: Sendable {
         case (.bool, _): return .bool(current != .bool(true))
         case (.blob, _): return .blob([UInt8(truncatingIfNeeded: serial)])
         case (.reference, _): return .null
+        case (.attachment, _): return .simulatedAttachment(roll ^ UInt64(serial))
         }
     }
 }

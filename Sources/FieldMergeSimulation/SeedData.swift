@@ -51,6 +51,7 @@ struct SeedData: Sendable {
             case (.date, _): values.append(.date(Int64(start) - Int64(roll % 10_000_000_000)))
             case (.bool, _): values.append(.bool(roll % 2 == 0))
             case (.blob, _): values.append(.blob([UInt8(truncatingIfNeeded: roll)]))
+            case (.attachment, _): values.append(.simulatedAttachment(roll))
             }
         }
         return values

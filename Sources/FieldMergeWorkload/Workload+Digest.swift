@@ -1,3 +1,5 @@
+import FieldMerge
+
 extension Workload {
     /// Digest of a state in the base format, one line per record, ids ascending:
     /// `id\ttitle\tnotes\tisCompleted\tpriority\tdueDate\tlistID\tposition\tflagged\n`

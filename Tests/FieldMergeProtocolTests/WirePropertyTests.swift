@@ -58,7 +58,7 @@ private struct RandomDocuments {
         switch type {
         case .integer, .reference: return .integer(int64())
         case .real: return .real(real())
-        case .text: return .text(text())
+        case .text, .attachment: return .text(text())
         case .bool: return .bool(chance(50))
         case .date: return .date(chance(50) ? int64() : Int64(generator.below(4_000_000_000_000)) - 1_000_000_000_000)
         case .blob: return .blob((0..<generator.below(chance(90) ? 20 : 3_000)).map { _ in UInt8(truncatingIfNeeded: generator.next()) })

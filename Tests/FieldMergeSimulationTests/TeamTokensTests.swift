@@ -1,3 +1,4 @@
+import FieldMerge
 @testable import FieldMergeSimulation
 import FieldMergeWorkload
 import Testing

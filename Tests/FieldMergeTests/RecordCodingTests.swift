@@ -43,6 +43,7 @@ extension SplitMix64 {
         case .date: return .date(int64())
         case .blob: return .blob(bytes())
         case .textSet: return .textSet(TextSet((0..<below(6)).map { _ in text(maxLength: 4) }))
+        case .attachment: return .text("sha256:\(String(repeating: "0", count: 64));\(below(1000));image/png")
         }
     }
 

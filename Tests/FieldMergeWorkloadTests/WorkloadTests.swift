@@ -1,3 +1,4 @@
+import FieldMerge
 import Testing
 import FieldMergeWorkload
 

@@ -151,7 +151,7 @@ extension RecordCoding {
         switch type {
         case .integer, .reference: return tag == _Tag.integer || tag == _Tag.null
         case .real: return tag == _Tag.real || tag == _Tag.null
-        case .text: return tag == _Tag.text || tag == _Tag.null
+        case .text, .attachment: return tag == _Tag.text || tag == _Tag.null
         case .bool: return tag == _Tag.falseBool || tag == _Tag.trueBool || tag == _Tag.null
         case .date: return tag == _Tag.date || tag == _Tag.null
         case .blob: return tag == _Tag.blob || tag == _Tag.null

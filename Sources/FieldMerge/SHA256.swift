@@ -1,4 +1,6 @@
-/// SHA-256 (FIPS 180-4), stdlib only.
+/// SHA-256 (FIPS 180-4), stdlib only: in the core so that the device and the server check
+/// attachments (Specs/attachments.md) with one implementation, and workloads and
+/// simulations digest with it too.
 ///
 /// `hash(_:)` hashes a whole sequence; ``SHA256/Hasher`` hashes incrementally, so large
 /// digests (a million rows) never need one giant buffer.
@@ -170,7 +172,7 @@ private func _rotr(_ x: UInt32, _ n: UInt32) -> UInt32 {
 }
 
 @inline(__always)
-func _hexDigit(_ nibble: UInt8) -> UInt8 {
+package func _hexDigit(_ nibble: UInt8) -> UInt8 {
     nibble < 10 ? 0x30 &+ nibble : 0x61 &+ (nibble &- 10)
 }
 

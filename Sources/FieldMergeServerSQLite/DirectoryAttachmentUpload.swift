@@ -1,0 +1,102 @@
+import FieldMerge
+import FieldMergeServer
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// An open upload of a ``DirectoryAttachmentStore``: its partial file, open for appending.
+final class DirectoryAttachmentUpload: AttachmentUpload {
+    private let store: DirectoryAttachmentStore
+    private let sha256: String
+    /// The descriptor (-1 once closed) and the bytes held.
+    private let state: Mutex<(descriptor: Int32, held: Int64)>
+
+    init(store: DirectoryAttachmentStore, sha256: String, descriptor: Int32, held: Int64) {
+        self.store = store
+        self.sha256 = sha256
+        state = Mutex((descriptor, held))
+    }
+
+    var held: Int64 { get async { state.withLock { $0.held } } }
+
+    func append(_ bytes: [UInt8]) async throws {
+        try state.withLock { state in
+            guard state.descriptor >= 0 else { throw DirectoryAttachmentStoreError(call: "write", path: store.partialPath(sha256), code: EBADF) }
+            var written = 0
+            while written < bytes.count {
+                let count = bytes.withUnsafeBytes { write(state.descriptor, $0.baseAddress! + written, bytes.count - written) }
+                if count < 0 && errno == EINTR { continue }
+                guard count > 0 else { throw DirectoryAttachmentStoreError(call: "write", path: store.partialPath(sha256)) }
+                written += count
+            }
+            state.held += Int64(bytes.count)
+        }
+    }
+
+    func finish(size: Int64) async throws {
+        let partial = store.partialPath(sha256)
+        defer { closeDescriptor() }
+        let (descriptor, held) = state.withLock { $0 }
+        guard descriptor >= 0 else { throw DirectoryAttachmentStoreError(call: "finish", path: partial, code: EBADF) }
+        guard held == size else {
+            unlink(partial)
+            throw AttachmentStoreError.sizeMismatch(expected: size, held: held)
+        }
+        guard fsync(descriptor) == 0 else { throw DirectoryAttachmentStoreError(call: "fsync", path: partial) }
+        let actual = try Self.hash(partial, size: size)
+        guard actual == sha256 else {
+            unlink(partial)
+            throw AttachmentStoreError.hashMismatch(expected: sha256, actual: actual, size: size)
+        }
+        try DirectoryAttachmentStore.makeDirectory(store.finishedDirectory(sha256))
+        guard rename(partial, store.finishedPath(sha256)) == 0 else {
+            throw DirectoryAttachmentStoreError(call: "rename", path: partial)
+        }
+        Self.syncDirectory(store.finishedDirectory(sha256))
+    }
+
+    func close() async { closeDescriptor() }
+
+    /// Closes the file once and lets another upload of the hash begin.
+    private func closeDescriptor() {
+        let descriptor = state.withLock { state in
+            defer { state.descriptor = -1 }
+            return state.descriptor
+        }
+        guard descriptor >= 0 else { return }
+        _ = closeFile(descriptor)
+        store.release(sha256)
+    }
+
+    /// The SHA-256 of the file at `path`, read in chunks.
+    static func hash(_ path: String, size: Int64) throws -> String {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw DirectoryAttachmentStoreError(call: "open", path: path) }
+        defer { _ = closeFile(descriptor) }
+        var hasher = SHA256.Hasher()
+        var offset: Int64 = 0
+        while offset < size {
+            let chunk = try DirectoryAttachmentStore.read(
+                descriptor, path: path, at: offset, count: Int(min(Int64(DirectoryAttachmentStore.chunkSize), size - offset)))
+            guard !chunk.isEmpty else { break }
+            hasher.update(chunk)
+            offset += Int64(chunk.count)
+        }
+        return SHA256.hex(hasher.finalize())
+    }
+
+    /// Flushes a directory's entries, so that a rename in it survives a crash.
+    private static func syncDirectory(_ path: String) {
+        let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard descriptor >= 0 else { return }
+        _ = fsync(descriptor)
+        _ = closeFile(descriptor)
+    }
+}
+
+/// `close(2)`, which the upload's own `close()` hides inside the class.
+private func closeFile(_ descriptor: Int32) -> Int32 { close(descriptor) }
