@@ -245,11 +245,13 @@ public final class PostgresServerStorage: ServerStorage {
     }
 
     public nonisolated(nonsending) func nextID(_ entity: ServerEntity) async throws -> Int64 {
-        // One round trip: the counter moves on, or starts after the largest id in the table.
+        // One round trip: the counter moves on, or starts after the largest id alive or
+        // deleted (an id a tombstone remembers is never given again).
         let ids = named("__fm_ids")
         guard let next = try await scalar(
             "INSERT INTO \(ids) AS i (\"entity\", \"next\") "
-                + "VALUES ($1, (SELECT coalesce(max(\"id\"), 0) + 2 FROM \(table(entity).table))) "
+                + "VALUES ($1, GREATEST((SELECT coalesce(max(\"id\"), 0) FROM \(table(entity).table)), "
+                + "(SELECT coalesce(max(\"id\"), 0) FROM \(named("__fm_deleted")) WHERE \"entity\" = $1)) + 2) "
                 + "ON CONFLICT (\"entity\") DO UPDATE SET \"next\" = i.\"next\" + 1 RETURNING \"next\" - 1",
             Self.binds(entity.name), as: Int64.self)
         else { throw ServerError(.corrupt, "the id counter of \(entity.name) is damaged") }

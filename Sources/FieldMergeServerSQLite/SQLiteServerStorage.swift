@@ -168,13 +168,9 @@ public final class SQLiteServerStorage: ServerStorage {
     }
 
     public nonisolated(nonsending) func nextID(_ entity: ServerEntity) async throws -> Int64 {
-        let stored = try database.scalar("SELECT \"next\" FROM \"__fm_ids\" WHERE \"entity\" = ?", [.text(entity.name)])
-        var next: Int64 = 1
-        if case .integer(let value)? = stored {
-            next = value
-        } else if case .integer(let largest)? = try database.scalar("SELECT max(\"id\") FROM \(table(entity).table)") {
-            next = largest + 1
-        }
+        // The counter, or (none yet) after the largest id alive or deleted: an id a tombstone
+        // remembers is never given again.
+        let next = try SQLiteCompaction.idBound(database, entity: entity.name)
         try database.run("INSERT OR REPLACE INTO \"__fm_ids\" VALUES (?, ?)", [.text(entity.name), .integer(next + 1)])
         return next
     }

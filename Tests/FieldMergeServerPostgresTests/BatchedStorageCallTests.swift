@@ -66,6 +66,36 @@ struct BatchedStorageCallTests {
         }
     }
 
+    /// Without an id counter (a data set made before counters, or damaged), the next id
+    /// starts after every id given, the deleted ones too: a tombstone's id is never given again.
+    static func idsStartAfterTombstonesWithoutACounter(_ server: RevisionServer) async throws {
+        _ = try await server.handle(SyncRequest(maxRevision: 0, changeSets: [RoundTripCountTests.lists(5)]))
+        let deleted: [Int64] = [4, 5]
+        let records = deleted.map { WireRecord(id: $0, present: FieldMask(), values: [.null], revision: 1) }
+        let response = try await server.handle(SyncRequest(
+            maxRevision: 1, changeSets: [ChangeSet(entities: [EntityChanges(entity: "lists", delete: deleted, records: records)])]))
+        #expect(response.changeSets.last?.conflict != true)
+        let storage = try #require(server.unsafeStorage as? any TransferableServerStorage)
+        let lists = await server.entities[0]
+        try await storage.write {
+            try await storage.clearTable(.ids)
+            #expect(try await storage.nextID(lists) == 6)
+            #expect(try await storage.nextIDs(lists, count: 2) == [7, 8])
+        }
+    }
+
+    @Test func sqlite_idsStartAfterTombstonesWithoutACounter() async throws {
+        let server = try await RevisionServer(storage: try SQLiteServerStorage(), schema: try postgresSchema())
+        try await Self.idsStartAfterTombstonesWithoutACounter(server)
+    }
+
+    @Test(.enabled(if: PostgresTestEnvironment.shouldRun, "FIELDMERGE_POSTGRES_URL is not set"))
+    func postgres_idsStartAfterTombstonesWithoutACounter() async throws {
+        try await PostgresTestDatabase.with { database in
+            try await Self.idsStartAfterTombstonesWithoutACounter(try await database.server(try postgresSchema()))
+        }
+    }
+
     @Test func sqlite_batchedCallsAnswerAsTheSingleOnes() async throws {
         let server = try await RevisionServer(storage: try SQLiteServerStorage(), schema: try postgresSchema())
         try await Self.checkAll(server, count: 40_000)
