@@ -49,6 +49,13 @@ public final class Store {
     /// The wall clock the replica's clock reads (also for the time a change was refused).
     package let wall: any WallClock
 
+    /// The attachment cache once used (``attachmentCache()``), and whether the store made
+    /// its directory and removes it when it closes (an in-memory store's temporary one).
+    var attachmentCacheState: (cache: AttachmentCache, owned: Bool)?
+    /// The most bytes the attachment cache keeps (``evictAttachments()``); nil keeps everything.
+    /// Files whose upload is owed to the server count but are never evicted.
+    public var attachmentCacheLimit: Int64?
+
     var tables: [String: EntityTable] = [:]
     var scratch: [UInt8] = []
     /// The hottest statements, by entity name: cheaper to find than by their long SQL text.
@@ -66,7 +73,10 @@ public final class Store {
         selects.removeAll()
         upserts.removeAll()
         database.close()
+        removeOwnedAttachmentCache()
     }
+
+    deinit { removeOwnedAttachmentCache() }
 
     /// Opens (or creates) a store.
     ///
@@ -110,6 +120,7 @@ public final class Store {
                 try database.execute(StoreSchema.parkedTable)
                 try database.execute(StoreSchema.asideTable)
                 try database.execute(StoreSchema.subscriptionsTable)
+                try database.execute(StoreSchema.attachmentsTable)
                 try Self.prepareConflictHistory(database)
                 try database.execute(StoreCapture.metadataTables)
             }

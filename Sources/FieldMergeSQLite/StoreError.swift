@@ -29,6 +29,9 @@ public struct StoreError: Error, Equatable, Sendable, CustomStringConvertible {
         case danglingReference
         /// An argument the store cannot take (a subscription without a scope name).
         case invalidArgument
+        /// A file could not be read or written: one the app gave to attach, or one of the
+        /// attachment cache (the message names the call, the path and the system's reason).
+        case file
     }
 
     public var code: Code

@@ -64,4 +64,15 @@ enum StoreSchema {
           "first" INTEGER NOT NULL, "ttl" INTEGER NOT NULL, "dropped" INTEGER, "denied" INTEGER NOT NULL,
           PRIMARY KEY ("scope", "root")) WITHOUT ROWID
         """
+
+    /// The device's attachments (Specs/attachments.md, "The device"): per SHA-256 its size
+    /// and media type, whether its upload is owed to the server (`owed`), the refusals of
+    /// that upload (`attempts`, `nextAttempt` in milliseconds, `failure`), and the order of
+    /// last access (`accessed`, a counter) that eviction follows. A row exists while the
+    /// cache holds the file or its upload is owed. Added to existing stores when they open.
+    static let attachmentsTable = """
+        CREATE TABLE IF NOT EXISTS "__fm_attachments" ("sha256" TEXT PRIMARY KEY, "size" INTEGER NOT NULL,
+          "mediaType" TEXT NOT NULL, "owed" INTEGER NOT NULL, "attempts" INTEGER NOT NULL DEFAULT 0,
+          "nextAttempt" INTEGER NOT NULL DEFAULT 0, "failure" TEXT, "accessed" INTEGER NOT NULL) WITHOUT ROWID
+        """
 }

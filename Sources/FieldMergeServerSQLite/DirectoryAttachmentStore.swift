@@ -105,38 +105,26 @@ public final class DirectoryAttachmentStore: AttachmentStore {
 
     /// The size of the regular file at `path`, or nil when there is none.
     static func size(of path: String) throws -> Int64? {
-        var info = stat()
-        guard stat(path, &info) == 0 else {
-            if errno == ENOENT { return nil }
-            throw DirectoryAttachmentStoreError(call: "stat", path: path)
-        }
-        return Int64(info.st_size)
+        try files { () throws(AttachmentFileError) in try AttachmentFiles.size(of: path) }
     }
 
     /// At most `count` bytes of the file at `path` from `offset`; fewer only at its end.
     static func read(_ path: String, at offset: Int64, count: Int) throws -> [UInt8] {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw DirectoryAttachmentStoreError(call: "open", path: path) }
-        defer { close(descriptor) }
-        return try read(descriptor, path: path, at: offset, count: count)
-    }
-
-    static func read(_ descriptor: Int32, path: String, at offset: Int64, count: Int) throws -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: count)
-        var filled = 0
-        while filled < count {
-            let got = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress! + filled, count - filled, off_t(offset) + off_t(filled)) }
-            if got < 0 && errno == EINTR { continue }
-            guard got >= 0 else { throw DirectoryAttachmentStoreError(call: "pread", path: path) }
-            if got == 0 { break }
-            filled += got
+        try files { () throws(AttachmentFileError) in
+            let descriptor = try AttachmentFiles.openForReading(path)
+            defer { AttachmentFiles.close(descriptor) }
+            return try AttachmentFiles.read(descriptor, path: path, at: offset, count: count)
         }
-        bytes.removeSubrange(filled...)
-        return bytes
     }
 
     static func makeDirectory(_ path: String) throws {
-        guard mkdir(path, 0o755) == 0 || errno == EEXIST else { throw DirectoryAttachmentStoreError(call: "mkdir", path: path) }
+        try files { () throws(AttachmentFileError) in try AttachmentFiles.makeDirectory(path) }
+    }
+
+    /// Runs `body` (the file calls the device's cache shares, in the core), its failure as
+    /// a ``DirectoryAttachmentStoreError``.
+    static func files<T>(_ body: () throws(AttachmentFileError) -> T) throws(DirectoryAttachmentStoreError) -> T {
+        do { return try body() } catch { throw DirectoryAttachmentStoreError(call: error.call, path: error.path, code: error.code) }
     }
 }
 

@@ -47,7 +47,7 @@ final class DirectoryAttachmentUpload: AttachmentUpload {
             throw AttachmentStoreError.sizeMismatch(expected: size, held: held)
         }
         guard fsync(descriptor) == 0 else { throw DirectoryAttachmentStoreError(call: "fsync", path: partial) }
-        let actual = try Self.hash(partial, size: size)
+        let actual = try Self.hash(partial)
         guard actual == sha256 else {
             unlink(partial)
             throw AttachmentStoreError.hashMismatch(expected: sha256, actual: actual, size: size)
@@ -73,20 +73,8 @@ final class DirectoryAttachmentUpload: AttachmentUpload {
     }
 
     /// The SHA-256 of the file at `path`, read in chunks.
-    static func hash(_ path: String, size: Int64) throws -> String {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw DirectoryAttachmentStoreError(call: "open", path: path) }
-        defer { _ = closeFile(descriptor) }
-        var hasher = SHA256.Hasher()
-        var offset: Int64 = 0
-        while offset < size {
-            let chunk = try DirectoryAttachmentStore.read(
-                descriptor, path: path, at: offset, count: Int(min(Int64(DirectoryAttachmentStore.chunkSize), size - offset)))
-            guard !chunk.isEmpty else { break }
-            hasher.update(chunk)
-            offset += Int64(chunk.count)
-        }
-        return SHA256.hex(hasher.finalize())
+    static func hash(_ path: String) throws -> String {
+        try DirectoryAttachmentStore.files { () throws(AttachmentFileError) in try AttachmentFiles.hash(path).sha256 }
     }
 
     /// Flushes a directory's entries, so that a rename in it survives a crash.
