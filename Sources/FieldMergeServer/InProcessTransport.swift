@@ -17,12 +17,16 @@ public final class InProcessTransport: SyncTransport {
     /// Hears the time of decoding requests and encoding answers (``SyncPhase``); the server's
     /// own phases go to its ``RevisionServer/Options/probe``.
     public let probe: (any SyncProbe)?
+    /// The largest attachment an upload may have (as `serve --attachment-max-mib`): larger
+    /// ones are refused with 413 `tooLarge` (``AttachmentTransport``).
+    public let attachmentMaxBytes: Int64
     private let answered = Mutex(0)
     /// Requests received so far.
     public var requests: Int { answered.withLock { $0 } }
 
-    public init(server: RevisionServer, identity: SyncIdentity? = nil, probe: (any SyncProbe)? = nil) {
+    public init(server: RevisionServer, identity: SyncIdentity? = nil, probe: (any SyncProbe)? = nil, attachmentMaxBytes: Int64 = 256 << 20) {
         self.server = server
+        self.attachmentMaxBytes = attachmentMaxBytes
         self.identity = identity
         self.probe = probe
         route = SingleServerRoute(server)

@@ -10,7 +10,9 @@ extension SyncClient {
         var rebases = 0
         while true {
             do {
-                return .success(try await rounds(job: job, maxRounds: maxRounds, summary: &summary))
+                var done = try await rounds(job: job, maxRounds: maxRounds, summary: &summary)
+                await downloadEagerAttachments(summary: &done)
+                return .success(done)
             } catch let rejected as SyncRequestRejected where rejected.code == SyncStatus.resetRequired && rebases < Self.maxRebases {
                 // Deletes this replica has not seen were compacted on the server: download
                 // everything again, keeping every unsynced change (Specs/store.md).
@@ -41,6 +43,9 @@ extension SyncClient {
         let restoreCache = try downloadCache()
         defer { restoreCache() }
         do {
+            // The bytes of attachments go before any record that references them, the
+            // request in flight included.
+            try await uploadAttachments(summary: &summary)
             // A request whose answer never arrived goes first, as it was: the server answers
             // it once, whether it took it or not, before anything else is sent.
             try await resendInFlight(summary: &summary, refused: &refused)
@@ -52,6 +57,8 @@ extension SyncClient {
                     try store.captureExternalWrites()
                     return try store.pendingChanges(limit: batchSize)
                 }
+                // Attachments made since (a write between rounds) go before their records.
+                if !pending.isEmpty { try await uploadAttachments(summary: &summary) }
                 let outcome = try await round(pending, summary: &summary, refused: &refused, ahead: &ahead)
                 defer { previous = outcome }
                 caughtUp = !outcome.hasMore

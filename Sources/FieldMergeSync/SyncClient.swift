@@ -77,6 +77,14 @@ public actor SyncClient {
     var currentState = SyncState()
     var stateListeners: [Int: AsyncStream<SyncState>.Continuation] = [:]
     var nextStateListener = 0
+    /// When attachments of each entity are downloaded (``AttachmentDownloadPolicy``);
+    /// `onAccess` for entities not named.
+    var downloadPolicies: [String: AttachmentDownloadPolicy] = [:]
+    /// Hears the bytes of attachments moving (``setAttachmentProgress(_:)``).
+    var attachmentProgress: (@Sendable (AttachmentProgress) -> Void)?
+    /// The downloads under way, by digest: a second opening of the same attachment waits
+    /// for the first instead of writing the same file beside it.
+    var attachmentDownloads: [String: Task<String, any Error>] = [:]
 
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 

@@ -26,6 +26,18 @@ public struct SyncSummary: Sendable, Equatable {
     /// The download of the whole data set this sync began or finished because the server
     /// had compacted deletes the replica had not seen (`resetRequired`); nil when none.
     public var rebase: SyncRebase?
+    /// Attachments whose bytes this sync uploaded (or found held by the server already, so
+    /// sent nothing), and the bytes it sent for them.
+    public var attachmentsUploaded = 0
+    public var attachmentBytesUploaded: Int64 = 0
+    /// Attachments downloaded after the sync for entities downloaded eagerly
+    /// (`AttachmentDownloadPolicy.eager`).
+    public var attachmentsDownloaded = 0
+    /// Uploads the server refused (too large, the cached bytes do not have their hash) and
+    /// eager downloads that failed: the sync itself went on. A refused upload is tried again
+    /// after a wait, at most `Store.maxAttachmentAttempts` times; the records that reference
+    /// it come back refused (`attachmentMissing`) until it is uploaded.
+    public var attachmentFailures: [AttachmentFailure] = []
 
     public init() {}
 
@@ -40,6 +52,10 @@ public struct SyncSummary: Sendable, Equatable {
         refused += other.refused
         bytesSent += other.bytesSent
         bytesReceived += other.bytesReceived
+        attachmentsUploaded += other.attachmentsUploaded
+        attachmentBytesUploaded += other.attachmentBytesUploaded
+        attachmentsDownloaded += other.attachmentsDownloaded
+        attachmentFailures += other.attachmentFailures
         if let theirs = other.rebase {
             guard var mine = rebase else { rebase = theirs; return }
             mine.began = mine.began || theirs.began

@@ -1,0 +1,114 @@
+import FieldMerge
+import FieldMergeProtocol
+import FieldMergeSQLite
+
+extension SyncClient {
+    /// Sets when the attachments of `entity`'s records are downloaded (``AttachmentDownloadPolicy``;
+    /// `onAccess` until set).
+    public func setDownloadPolicy(_ policy: AttachmentDownloadPolicy, for entity: String) {
+        downloadPolicies[entity] = policy
+    }
+
+    /// The download policy of `entity`.
+    public func downloadPolicy(for entity: String) -> AttachmentDownloadPolicy { downloadPolicies[entity] ?? .onAccess }
+
+    /// Sets (or removes, with nil) who hears the bytes of attachments move, up and down.
+    /// Called on the client's executor: keep it short.
+    public func setAttachmentProgress(_ handler: (@Sendable (AttachmentProgress) -> Void)?) {
+        attachmentProgress = handler
+    }
+
+    /// The path of the bytes of `reference` in the cache, downloaded first when the cache
+    /// does not hold them: streamed into a temporary file (resumed where a former download
+    /// stopped), checked against the reference's SHA-256 and size, then renamed into the
+    /// cache. Damaged bytes never enter it. Opening the same attachment twice at once
+    /// downloads it once.
+    ///
+    /// - Parameter entity: The entity whose record holds the reference: its policy
+    ///   ``AttachmentDownloadPolicy/never`` forbids the download. Nil: no policy applies.
+    /// - Throws: ``AttachmentError``.
+    public func attachment(_ reference: AttachmentReference, entity: String? = nil) async throws(AttachmentError) -> String {
+        do {
+            releaseCatchUp()
+            if let path = try store.attachmentPath(reference) { return path }
+            if let entity, downloadPolicy(for: entity) == .never {
+                throw AttachmentError(.notCached, "the attachment is not cached and \(entity)'s attachments are never downloaded", isRetryable: false)
+            }
+            if let running = attachmentDownloads[reference.sha256] { return try await running.value }
+            let task = Task { try await self.download(reference) }
+            attachmentDownloads[reference.sha256] = task
+            defer { attachmentDownloads[reference.sha256] = nil }
+            return try await task.value
+        } catch {
+            throw AttachmentError(classifying: error)
+        }
+    }
+
+    /// The bytes of `reference`, whole, as ``attachment(_:entity:)`` finds or downloads them:
+    /// for an app that wants a value (a small image); large files are better opened by path.
+    public func attachmentBytes(_ reference: AttachmentReference, entity: String? = nil) async throws(AttachmentError) -> [UInt8] {
+        _ = try await attachment(reference, entity: entity)
+        do {
+            guard let bytes = try store.attachmentBytes(reference) else {
+                throw AttachmentError(.notCached, "the attachment left the cache while it was read", isRetryable: true)
+            }
+            return bytes
+        } catch {
+            throw AttachmentError(classifying: error)
+        }
+    }
+
+    /// Downloads `reference` into the cache.
+    private func download(_ reference: AttachmentReference) async throws -> String {
+        guard let transport = transport as? any AttachmentTransport else {
+            throw AttachmentError(.unsupported, "the client's transport does not carry attachments", isRetryable: false)
+        }
+        let (sha256, size) = (reference.sha256, reference.size)
+        let partial = try store.attachmentDownloadPath(reference)
+        var have = try AttachmentFiles.size(of: partial) ?? 0
+        if have > size {
+            AttachmentFiles.remove(partial)
+            have = 0
+        }
+        if have == 0 || have < size {
+            let start = have
+            let progress = attachmentProgress.map { report in { @Sendable (bytes: Int64) in
+                report(AttachmentProgress(sha256: sha256, direction: .download, bytes: start + bytes, total: size))
+            } }
+            try await transport.downloadAttachment(sha256, range: have == 0 ? nil : have..<size, to: partial, progress: progress)
+        }
+        let got = try AttachmentFiles.hash(partial)
+        guard got.sha256 == sha256, got.size == size else {
+            AttachmentFiles.remove(partial)
+            throw AttachmentError(
+                .corrupt, "the \(got.size) bytes downloaded have the SHA-256 \(got.sha256), not the reference's \(size) bytes of \(sha256): discarded",
+                isRetryable: true)
+        }
+        releaseCatchUp()
+        return try store.adoptAttachment(partial, as: reference)
+    }
+
+    /// After a sync: downloads what records of entities with the policy
+    /// ``AttachmentDownloadPolicy/eager`` reference and the cache lacks, one at a time.
+    /// Failures are reported in ``SyncSummary/attachmentFailures``; they do not fail the
+    /// sync, whose records are applied.
+    func downloadEagerAttachments(summary: inout SyncSummary) async {
+        let eager = store.schema.entities.map(\.name).filter { downloadPolicies[$0] == .eager }
+        for entity in eager {
+            let references: [AttachmentReference]
+            do { references = try store.attachmentReferences(of: entity) } catch { continue }
+            for reference in references {
+                if Task.isCancelled { return }
+                do {
+                    if try store.attachmentPath(reference) != nil { continue }
+                    _ = try await attachment(reference, entity: entity)
+                    summary.attachmentsDownloaded += 1
+                } catch {
+                    let failure = AttachmentError(classifying: error)
+                    summary.attachmentFailures.append(AttachmentFailure(
+                        reference: reference, direction: .download, code: failure.code, message: failure.message, attempts: 1, givenUp: false))
+                }
+            }
+        }
+    }
+}
