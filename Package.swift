@@ -87,7 +87,7 @@ let package = Package(
         // The benchmark workload of Specs/benchmarks.md (generator, digests). No Foundation.
         .target(name: "FieldMergeWorkload", dependencies: ["FieldMerge"]),
         // The HTTP client transport (URLSession through FoundationNetworking). No server code.
-        .target(name: "FieldMergeSyncHTTP", dependencies: ["FieldMergeProtocol"]),
+        .target(name: "FieldMergeSyncHTTP", dependencies: ["FieldMerge", "FieldMergeProtocol"]),
         // The live channel on SwiftNIO, for Linux processes that hold many devices (a backend
         // worker, the live bench): no app links it, and it needs the Server trait.
         .target(

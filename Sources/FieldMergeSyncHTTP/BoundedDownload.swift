@@ -46,14 +46,9 @@ final class BoundedDownload: NSObject, URLSessionDataDelegate, @unchecked Sendab
     /// or throws ``TooLarge`` once the body passes `limit` bytes.
     func data(for request: URLRequest, on session: URLSession, limit: Int) async throws -> ([UInt8], URLResponse) {
         let task = session.dataTask(with: request)
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
-                lock.withLock { exchanges[task.taskIdentifier] = Exchange(limit: limit, continuation: continuation) }
-                task.resume()
-            }
-        } onCancel: {
-            task.cancel()
-        }
+        return try await task.run(registering: { continuation in
+            lock.withLock { exchanges[task.taskIdentifier] = Exchange(limit: limit, continuation: continuation) }
+        })
     }
 
     func urlSession(
@@ -86,6 +81,21 @@ final class BoundedDownload: NSObject, URLSessionDataDelegate, @unchecked Sendab
             exchange.continuation.resume(returning: (exchange.data, response))
         } else {
             exchange.continuation.resume(throwing: URLError(.badServerResponse))
+        }
+    }
+}
+
+extension URLSessionDataTask {
+    /// Resumes the task once `register` has kept the continuation its delegate resumes at
+    /// the end of the exchange; cancelling the caller cancels the task.
+    func run<T>(registering register: (CheckedContinuation<T, any Error>) -> Void) async throws -> T {
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                register(continuation)
+                resume()
+            }
+        } onCancel: {
+            cancel()
         }
     }
 }

@@ -37,15 +37,20 @@ public struct HTTPTransport: SyncTransport {
         /// `Content-Encoding: gzip` itself): the download stops as soon as the inflated body
         /// passes it, so memory never holds more. The codec's limit by default.
         public var maxResponseBytes: Int
+        /// The bytes of an attachment one upload request carries (4 MiB by default): read
+        /// from the file into memory one piece at a time, each piece a `PUT` that the
+        /// server appends (Specs/attachments.md §4).
+        public var attachmentPieceBytes: Int
 
         public init(
             requestTimeout: Double = 60, resourceTimeout: Double = 600, headers: [String: String] = [:],
-            maxResponseBytes: Int = WireLimits().maxDecompressedBytes
+            maxResponseBytes: Int = WireLimits().maxDecompressedBytes, attachmentPieceBytes: Int = 4 << 20
         ) {
             self.requestTimeout = requestTimeout
             self.resourceTimeout = resourceTimeout
             self.headers = headers
             self.maxResponseBytes = maxResponseBytes
+            self.attachmentPieceBytes = max(1, attachmentPieceBytes)
         }
     }
 
@@ -57,9 +62,13 @@ public struct HTTPTransport: SyncTransport {
     public let url: URL
     public let configuration: Configuration
     private let owner: SessionOwner
-    private var session: URLSession { owner.session }
-    private let download: BoundedDownload
-    private let token: TokenProvider?
+    var session: URLSession { owner.session }
+    let download: BoundedDownload
+    let token: TokenProvider?
+    /// Attachment downloads, written into files as they arrive (a session of their own:
+    /// a session has one delegate).
+    let attachmentSession: SessionOwner
+    let attachmentFiles: FileDownload
 
     /// - Parameters:
     ///   - url: The full URL of the sync endpoint, path included.
@@ -81,6 +90,8 @@ public struct HTTPTransport: SyncTransport {
         sessionConfiguration.requestCachePolicy = .reloadIgnoringLocalCacheData
         download = BoundedDownload()
         owner = SessionOwner(URLSession(configuration: sessionConfiguration, delegate: download, delegateQueue: nil))
+        attachmentFiles = FileDownload()
+        attachmentSession = SessionOwner(URLSession(configuration: sessionConfiguration, delegate: attachmentFiles, delegateQueue: nil))
     }
 
     public func send(_ body: [UInt8], gzip: Bool) async throws -> [UInt8] {

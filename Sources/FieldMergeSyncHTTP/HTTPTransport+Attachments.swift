@@ -1,0 +1,149 @@
+import FieldMerge
+import FieldMergeProtocol
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Attachments over the server's `/attachments/<sha256>` endpoints (Specs/attachments.md
+/// §4), beside the sync URL (`…/sync` → `…/attachments/<sha256>`), with the same headers,
+/// token and error classification as `POST /sync`: 5xx, 408, 429 and network failures
+/// throw `TransportError`; other statuses `SyncRequestRejected` with the server's code.
+///
+/// Uploads go in pieces of ``Configuration/attachmentPieceBytes`` read from the file, one
+/// `PUT` each with `Upload-Offset` and `Upload-Length`: memory holds one piece, and a piece
+/// that fails is resumed from what the server holds. Downloads are written into the file as
+/// they arrive (`Range: bytes=N-` to resume).
+extension HTTPTransport: AttachmentTransport {
+    /// `…/attachments/<sha256>` beside the sync endpoint.
+    public func attachmentURL(_ sha256: String) -> URL {
+        url.deletingLastPathComponent().appendingPathComponent("attachments").appendingPathComponent(sha256)
+    }
+
+    public func attachmentHeld(_ sha256: String) async throws -> AttachmentHolding {
+        try Self.checkHash(sha256)
+        let (status, headers, body) = try await exchange(attachmentRequest(sha256, method: "HEAD"))
+        if status == 404 { return .absent }
+        guard (200..<300).contains(status) else { throw failure(status, body, sha256) }
+        return try Self.holding(headers, sha256)
+    }
+
+    public func uploadAttachment(
+        _ sha256: String, size: Int64, from path: String, offset: Int64, progress: (@Sendable (Int64) -> Void)?
+    ) async throws -> AttachmentHolding {
+        try Self.checkHash(sha256)
+        let descriptor = try AttachmentFiles.openForReading(path)
+        defer { AttachmentFiles.close(descriptor) }
+        var held = offset
+        repeat {
+            try Task.checkCancellation()
+            let count = Int(min(Int64(configuration.attachmentPieceBytes), size - held))
+            let piece = try AttachmentFiles.read(descriptor, path: path, at: held, count: count)
+            guard piece.count == count else { throw AttachmentFileError(call: "read", path: path, code: 5 /* EIO: the file shrank */) }
+            var request = attachmentRequest(sha256, method: "PUT")
+            request.setValue(String(held), forHTTPHeaderField: "Upload-Offset")
+            request.setValue(String(size), forHTTPHeaderField: "Upload-Length")
+            request.setValue("application/octet-stream", forHTTPHeaderField: "Content-Type")
+            request.httpBody = Data(piece)
+            let (status, headers, body) = try await exchange(request)
+            guard (200..<300).contains(status) else { throw failure(status, body, sha256) }
+            let holding = try Self.holding(headers, sha256)
+            switch holding {
+            case .complete: progress?(size); return holding
+            case .partial(let bytes):
+                guard bytes > held else { throw TransportError("the server kept none of the upload of \(sha256)") }
+                held = bytes
+                progress?(held)
+            case .absent: throw TransportError("the server answered an upload of \(sha256) without Upload-Offset")
+            }
+        } while held < size
+        return .partial(bytes: held)
+    }
+
+    public func downloadAttachment(
+        _ sha256: String, range: Range<Int64>?, to path: String, progress: (@Sendable (Int64) -> Void)?
+    ) async throws {
+        try Self.checkHash(sha256)
+        var request = attachmentRequest(sha256, method: "GET")
+        if let range {
+            guard !range.isEmpty else { return }
+            request.setValue("bytes=\(range.lowerBound)-\(range.upperBound - 1)", forHTTPHeaderField: "Range")
+        }
+        let descriptor = try AttachmentFiles.openForAppending(path)
+        defer { AttachmentFiles.close(descriptor) }
+        let outcome = try await authorized { token in
+            var request = request
+            if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+            let outcome: FileDownload.Outcome
+            do {
+                outcome = try await attachmentFiles.run(request, on: attachmentSession.session, into: descriptor, path: path, progress: progress)
+            } catch let error as AttachmentFileError {
+                throw error
+            } catch {
+                try Task.checkCancellation()
+                throw TransportError(Self.describe(error))
+            }
+            if outcome.status == 401 { throw failure(401, outcome.errorBody, sha256) }
+            return outcome
+        }
+        guard outcome.status == 200 || outcome.status == 206 else { throw failure(outcome.status, outcome.errorBody, sha256) }
+    }
+
+    /// A request to the attachment's URL, with the configured headers.
+    private func attachmentRequest(_ sha256: String, method: String) -> URLRequest {
+        var request = URLRequest(
+            url: attachmentURL(sha256), cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: configuration.requestTimeout)
+        request.httpMethod = method
+        for (name, value) in configuration.headers { request.setValue(value, forHTTPHeaderField: name) }
+        return request
+    }
+
+    /// One exchange with a small answer (HEAD, PUT): status, headers and body.
+    private func exchange(_ request: URLRequest) async throws -> (Int, [AnyHashable: Any], [UInt8]) {
+        try await authorized { token in
+            var request = request
+            if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+            let bytes: [UInt8], response: URLResponse
+            do {
+                (bytes, response) = try await download.data(for: request, on: session, limit: 1 << 20)
+            } catch {
+                try Task.checkCancellation()
+                throw TransportError(Self.describe(error))
+            }
+            guard let http = response as? HTTPURLResponse else { throw TransportError("not an HTTP response from \(request.url!)") }
+            if http.statusCode == 401 { throw failure(401, bytes, request.url!.lastPathComponent) }
+            return (http.statusCode, http.allHeaderFields, bytes)
+        }
+    }
+
+    /// `body` with the token, and once more with a refreshed one after a 401.
+    private func authorized<T>(_ body: (String?) async throws -> T) async throws -> T {
+        do {
+            return try await body(try await token?(false))
+        } catch let rejected as SyncRequestRejected {
+            guard rejected.status == 401, token != nil else { throw rejected }
+            return try await body(try await token?(true))
+        }
+    }
+
+    private func failure(_ status: Int, _ body: [UInt8], _ sha256: String) -> any Error {
+        SyncStatus.clientError(status: status, body: body, origin: attachmentURL(sha256).absoluteString)
+    }
+
+    /// `Upload-Offset` and `Upload-Complete` as what the server holds.
+    private static func holding(_ headers: [AnyHashable: Any], _ sha256: String) throws -> AttachmentHolding {
+        func header(_ name: String) -> String? {
+            headers.first { ($0.key as? String)?.lowercased() == name.lowercased() }?.value as? String
+        }
+        guard let text = header("Upload-Offset"), let offset = Int64(text), offset >= 0 else {
+            throw TransportError("the server's answer about attachment \(sha256) has no Upload-Offset")
+        }
+        return header("Upload-Complete") == "?1" ? .complete(size: offset) : .partial(bytes: offset)
+    }
+
+    private static func checkHash(_ sha256: String) throws {
+        guard AttachmentReference.isSHA256(sha256) else {
+            throw SyncRequestRejected(status: 400, code: "invalidHash", message: "an attachment is named by its SHA-256: 64 lowercase hexadecimal digits")
+        }
+    }
+}
