@@ -114,10 +114,13 @@ extension Store {
     // MARK: Reading
 
     /// The path of the cached bytes of `reference`, or nil when the cache does not hold
-    /// them (never downloaded, or evicted). Counts as an access for eviction.
+    /// them (never downloaded, or evicted). Counts as an access for eviction (on a store
+    /// that may write).
     public func attachmentPath(_ reference: AttachmentReference) throws(StoreError) -> String? {
         let cache = try attachmentCache()
         guard try cache.size(reference.sha256) == reference.size else { return nil }
+        // A read-only connection (`SyncClient.read`) finds the file without noting the access.
+        guard writable else { return cache.path(reference.sha256) }
         try sqlite { () throws(SQLiteError) in
             try database.run(
                 """

@@ -8,7 +8,8 @@ import FoundationNetworking
 /// Attachments over the server's `/attachments/<sha256>` endpoints (Specs/attachments.md
 /// §4), beside the sync URL (`…/sync` → `…/attachments/<sha256>`), with the same headers,
 /// token and error classification as `POST /sync`: 5xx, 408, 429 and network failures
-/// throw `TransportError`; other statuses `SyncRequestRejected` with the server's code.
+/// throw `TransportError`; other statuses `SyncRequestRejected` with the server's code, and
+/// so does 501 (a multi-tenant endpoint serves no attachments yet: not worth retrying).
 ///
 /// Uploads go in pieces of ``Configuration/attachmentPieceBytes`` read from the file, one
 /// `PUT` each with `Upload-Offset` and `Upload-Length`: memory holds one piece, and a piece
@@ -126,8 +127,14 @@ extension HTTPTransport: AttachmentTransport {
         }
     }
 
+    /// The sync endpoint's classification, but for 501: a server that serves no attachments
+    /// (a multi-tenant endpoint) will not later, so it refuses rather than fails.
     private func failure(_ status: Int, _ body: [UInt8], _ sha256: String) -> any Error {
-        SyncStatus.clientError(status: status, body: body, origin: attachmentURL(sha256).absoluteString)
+        let origin = attachmentURL(sha256).absoluteString
+        guard status == 501 else { return SyncStatus.clientError(status: status, body: body, origin: origin) }
+        let detail = WireErrorBody(decoding: body)
+        return SyncRequestRejected(
+            status: 501, code: detail?.error ?? "notImplemented", message: detail?.message ?? "HTTP 501 from \(origin): attachments are not served")
     }
 
     /// `Upload-Offset` and `Upload-Complete` as what the server holds.

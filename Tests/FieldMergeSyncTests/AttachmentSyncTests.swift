@@ -171,4 +171,22 @@ import Testing
         _ = try await a.sync()  // put off: not tried again at once
         #expect(small.snapshot.uploads == 1)
     }
+
+    @Test func twoOpeningsAtOnce_downloadOnce_andTheReadOnlyConnectionFindsTheFile() async throws {
+        let world = try AttachmentWorld()
+        let a = try world.device(1, world.transport())
+        let tb = world.transport()
+        let b = try world.device(file: "b.sqlite", 2, tb)
+        let bytes = AttachmentWorld.random(900_000, seed: 10)
+        let reference = try await world.photo(a, bytes)
+        _ = try await a.sync()
+        _ = try await b.sync()
+        async let first = b.attachment(reference)
+        async let second = b.attachment(reference)
+        let (one, two) = try await (first, second)
+        #expect(one == two && tb.snapshot.downloads == 1)
+        #expect(try await b.read { try $0.attachmentPath(reference) } == one)
+        #expect(try await b.read { try $0.attachmentBytes(reference) } == bytes)
+        await b.close()
+    }
 }
