@@ -77,4 +77,22 @@ import Testing
             #expect(try await transport.attachmentHeld(reference.sha256) == .absent)
         }
     }
+
+    @Test func anUploadThatStopped_resumesAtWhatTheServerHolds() async throws {
+        try await AttachmentTestServer.run { running, bytesStore in
+            let (a, transport) = try Self.device(1, running)
+            let bytes = AttachmentTestServer.random(150_000)
+            let reference = try await a.write { store in
+                let id = try store.untyped.insert("photos", values: ["x", .null])
+                return try store.attach(bytes, mediaType: "image/jpeg", to: "photos", id: id, field: "image")
+            }
+            let upload = try await bytesStore.upload(reference.sha256, at: 0)
+            try await upload.append(Array(bytes[..<70_000]))
+            await upload.close()
+            #expect(try await transport.attachmentHeld(reference.sha256) == .partial(bytes: 70_000))
+            let summary = try await a.sync()
+            #expect(summary.refused.isEmpty && summary.attachmentBytesUploaded == 80_000)
+            #expect(try await transport.attachmentHeld(reference.sha256) == .complete(size: 150_000))
+        }
+    }
 }

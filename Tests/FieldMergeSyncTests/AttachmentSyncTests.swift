@@ -4,6 +4,7 @@ import FieldMergeSQLite
 import FieldMergeServer
 import FieldMergeServerSQLite
 @testable import FieldMergeSync
+import Foundation
 import Synchronization
 import Testing
 
@@ -188,5 +189,19 @@ import Testing
         #expect(try await b.read { try $0.attachmentPath(reference) } == one)
         #expect(try await b.read { try $0.attachmentBytes(reference) } == bytes)
         await b.close()
+    }
+
+    @Test func aDamagedCachedFile_isRefusedByTheServer_asCorrupt_andNothingDamagedIsKept() async throws {
+        let world = try AttachmentWorld()
+        let a = try world.device(1, world.transport())
+        let reference = try await world.photo(a, AttachmentWorld.random(4_000, seed: 11))
+        // The file in the cache changes under the store (a disk fault): same size, other bytes.
+        let path = try #require(try await a.withStore { try $0.attachmentPath(reference) })
+        try Data(AttachmentWorld.random(4_000, seed: 12)).write(to: URL(fileURLWithPath: path))
+        let summary = try await a.sync()
+        #expect(summary.attachmentFailures.map(\.code) == [.corrupt] && summary.attachmentsUploaded == 0)
+        #expect(summary.refused.map(\.code) == ["attachmentMissing"])
+        #expect(try await world.held(reference) == .absent)
+        #expect(try await a.withStore { try $0.queuedAttachments() }.map(\.attempts) == [1])
     }
 }
