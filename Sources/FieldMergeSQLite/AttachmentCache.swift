@@ -41,11 +41,12 @@ public struct AttachmentCache: Sendable, Equatable {
         try Self.files { () throws(AttachmentFileError) in try AttachmentFiles.size(of: path(sha256)) }
     }
 
-    /// Writes `bytes` into the cache (nothing when the file is there already).
+    /// Writes `bytes` into the cache (nothing when the file is there already, with their size).
     /// - Returns: Their digest.
     func put(_ bytes: [UInt8]) throws(StoreError) -> String {
         let sha256 = SHA256.hex(SHA256.hash(bytes))
-        guard try size(sha256) == nil else { return sha256 }
+        // A file of another size under this name is damaged: it is replaced.
+        guard try size(sha256) != Int64(bytes.count) else { return sha256 }
         try Self.files { () throws(AttachmentFileError) in
             let (descriptor, temporary) = try AttachmentFiles.makeTemporary(in: temporaryDirectory)
             do throws(AttachmentFileError) {
@@ -66,7 +67,7 @@ public struct AttachmentCache: Sendable, Equatable {
     func put(contentsOf source: String) throws(StoreError) -> (sha256: String, size: Int64) {
         try Self.files { () throws(AttachmentFileError) in
             let copy = try AttachmentFiles.copy(source, intoTemporaryOf: temporaryDirectory)
-            if try AttachmentFiles.size(of: path(copy.sha256)) != nil {
+            if try AttachmentFiles.size(of: path(copy.sha256)) == copy.size {
                 AttachmentFiles.remove(copy.path)
             } else {
                 try place(copy.path, as: copy.sha256)
