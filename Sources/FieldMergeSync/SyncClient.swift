@@ -25,6 +25,11 @@ import FieldMergeSQLite
 /// response (SQLite work) never occupies Swift concurrency's shared threads.
 /// ``write(_:)`` runs local edits there, between rounds; ``read(_:)`` runs reads on a
 /// read-only connection that never waits for a sync (file stores).
+///
+/// **Attachments.** Over an `AttachmentTransport`, each sync first uploads the bytes the
+/// store's queue owes the server (`Store.attach`), so that no record reaches the server
+/// before its bytes; ``attachment(_:entity:)`` opens one, downloading it on first access
+/// (Specs/attachments.md §6).
 public actor SyncClient {
     private let executor: DatabaseExecutor
     let store: Store

@@ -204,4 +204,18 @@ import Testing
         #expect(try await world.held(reference) == .absent)
         #expect(try await a.withStore { try $0.queuedAttachments() }.map(\.attempts) == [1])
     }
+
+    @Test func bytesTheServerDoesNotHold_areNotFound_andTheCacheStaysEmpty() async throws {
+        let world = try AttachmentWorld()
+        let a = try world.device(1, world.transport())
+        let b = try world.device(2, world.transport())
+        let reference = try await world.photo(a, AttachmentWorld.random(500, seed: 13))
+        _ = try await a.sync()
+        // The server's file is gone (removed by hand): the record still references it.
+        try FileManager.default.removeItem(atPath: "\(world.bytes.directory)/\(reference.sha256.prefix(2))/\(reference.sha256)")
+        _ = try await b.sync()
+        let error = await #expect(throws: AttachmentError.self) { try await b.attachment(reference) }
+        #expect(error?.code == .notFound && error?.isRetryable == true)
+        #expect(try await b.withStore { try $0.attachmentPath(reference) } == nil)
+    }
 }
