@@ -40,8 +40,9 @@ extension Store {
     }
 
     /// Removes what no upload needs and no alive record references: cached files, their
-    /// rows, and files the cache holds without a row (left by an attach whose transaction
-    /// failed). Files whose upload is owed always stay; so do downloads in progress.
+    /// rows, files the cache holds without a row (left by an attach whose transaction
+    /// failed), and copies a crash left in `tmp/`. Files whose upload is owed always stay;
+    /// so do downloads not finished.
     ///
     /// - Returns: How many files were removed.
     @discardableResult
@@ -62,6 +63,11 @@ extension Store {
         for sha256 in cache.cachedDigests() where !known.contains(sha256) && !referenced.contains(sha256) {
             cache.remove(sha256)
             removed += 1
+        }
+        // Copies a crash interrupted (attaches are synchronous calls of this store, so none
+        // is being written now); downloads (`.download`) stay, to be resumed.
+        for name in AttachmentFiles.names(in: cache.temporaryDirectory) where name.hasPrefix("part-") {
+            AttachmentFiles.remove("\(cache.temporaryDirectory)/\(name)")
         }
         return removed
     }

@@ -110,8 +110,13 @@ import Testing
         #expect(try store.collectAttachments() == 1)  // first: uploaded and no longer referenced
         #expect(try Self.files(store) == [second.sha256])
         try store.markAttachmentUploaded(second.sha256)
+        // Left by a crash: a copy half written, a download to resume.
+        let temporary = try store.attachmentCache().temporaryDirectory
+        try Data([1, 2, 3]).write(to: URL(fileURLWithPath: temporary + "/part-AbC123"))
+        try Data([4, 5]).write(to: URL(fileURLWithPath: temporary + "/\(String(repeating: "c", count: 64)).download"))
         #expect(try store.collectAttachments() == 0)  // second: referenced
         #expect(try store.attachmentBytes(second) == Self.bytes(100, seed: 2))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: temporary) == ["\(String(repeating: "c", count: 64)).download"])
     }
 
     @Test func refusals_nameTheProblem_andChangeNothing() throws {
