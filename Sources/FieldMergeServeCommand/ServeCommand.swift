@@ -177,7 +177,12 @@ public struct ServeCommand: AsyncParsableCommand {
             let access = verifier == nil ? "loopback clients only" : "tokens with the role \(consoleOptions.consoleRole ?? "admin")"
             http.logger.notice("console at /console, for \(access)")
         }
-        try await serve(http, listening: listening) { await connector?.shutdown() }
+        let sweeper = attachmentOptions.sweeper(server, attachments: attachments, logger: http.logger)
+        try await serve(http, listening: listening) {
+            sweeper?.cancel()
+            await sweeper?.value
+            await connector?.shutdown()
+        }
     }
 
     /// Prints the line saying where the server listens, once it does.

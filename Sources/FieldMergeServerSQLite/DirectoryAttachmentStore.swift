@@ -26,7 +26,7 @@ public final class DirectoryAttachmentStore: AttachmentStore {
     /// The size of the chunks that reads return and hashing reads.
     public static let chunkSize = 256 * 1024
     /// The hashes whose upload is open.
-    private let uploading = Mutex<Set<String>>([])
+    let uploading = Mutex<Set<String>>([])
 
     /// A store in `directory`, made (with its `partial` directory) when missing.
     ///

@@ -78,3 +78,16 @@ struct PostgresAttachmentStoreTests {
         }
     }
 }
+
+extension PostgresAttachmentStoreTests {
+    @Test func collection_removesWhatNoRecordReferences_throughEitherServer() async throws {
+        try await PostgresTestDatabase.with { database in
+            let store = try PostgresAttachmentStore(database.connector(), chunkSize: Self.chunk)
+            try await store.prepare()
+            var options = RevisionServer.Options()
+            options.attachments = store
+            let server = try await database.server(AttachmentCollectionScenario.schema, options: options)
+            try await AttachmentCollectionScenario.run(server: server, store: store)
+        }
+    }
+}
