@@ -6,7 +6,9 @@ import PostgresNIO
 /// ``PostgresAttachmentStore/chunkSize`` and written one statement per chunk under the
 /// upload's lease. Bytes not yet written (less than a chunk) are written by
 /// ``finish(size:)`` and ``close()``; a process that dies loses only those, and `held`
-/// in the table never counts bytes that are not stored.
+/// in the table never counts bytes that are not stored. The SHA-256 is computed as chunks
+/// are written (after the chunks an earlier upload left, read back when this one writes
+/// its first), so finishing reads nothing back.
 actor PostgresAttachmentUpload: AttachmentUpload {
     private let store: PostgresAttachmentStore
     private let sha256: String
@@ -16,6 +18,9 @@ actor PostgresAttachmentUpload: AttachmentUpload {
     /// Bytes appended, not written yet.
     private var buffer: [UInt8] = []
     private var open = true
+    /// The hash of the bytes written so far; nil until the bytes an earlier upload left
+    /// are read.
+    private var hasher: SHA256.Hasher?
 
     init(store: PostgresAttachmentStore, sha256: String, lease: String, held: Int64) {
         self.store = store
@@ -38,6 +43,7 @@ actor PostgresAttachmentUpload: AttachmentUpload {
 
     /// Adds `chunk` at the end of what the table holds, if the lease is still this upload's.
     private func write(_ chunk: [UInt8]) async throws {
+        var hasher = try await startedHasher()
         let rows = try await store.query(
             "WITH moved AS (UPDATE \(store.files) SET \"held\" = \"held\" + $3, "
                 + "\"lease_until\" = now() + make_interval(secs => $5), \"changed\" = now() "
@@ -51,6 +57,27 @@ actor PostgresAttachmentUpload: AttachmentUpload {
             throw AttachmentStoreError.busy
         }
         written += Int64(chunk.count)
+        hasher.update(chunk)
+        self.hasher = hasher
+    }
+
+    /// The hash so far, reading back what earlier uploads wrote the first time.
+    private func startedHasher() async throws -> SHA256.Hasher {
+        if let hasher { return hasher }
+        var started = SHA256.Hasher()
+        var offset: Int64 = 0
+        while offset < written {
+            guard let row = try await store.query(
+                "SELECT \"bytes\" FROM \(store.chunks) WHERE \"sha256\" = $1 AND \"offset\" = $2",
+                PostgresAttachmentStore.binds(sha256, offset)).first
+            else { throw ServerError(.corrupt, "attachment \(sha256): no chunk starts at byte \(offset)") }
+            let bytes = try row.decode(ByteBuffer.self)
+            guard bytes.readableBytes > 0 else { throw ServerError(.corrupt, "attachment \(sha256): an empty chunk at byte \(offset)") }
+            started.update(Array(bytes.readableBytesView))
+            offset += Int64(bytes.readableBytes)
+        }
+        hasher = started
+        return started
     }
 
     private func flush() async throws {
@@ -73,7 +100,8 @@ actor PostgresAttachmentUpload: AttachmentUpload {
             try await remove()
             throw AttachmentStoreError.sizeMismatch(expected: size, held: written)
         }
-        let actual = try await hash()
+        var hasher = try await startedHasher()
+        let actual = SHA256.hex(hasher.finalize())
         guard actual == sha256 else {
             try await remove()
             throw AttachmentStoreError.hashMismatch(expected: sha256, actual: actual, size: size)
@@ -106,22 +134,5 @@ actor PostgresAttachmentUpload: AttachmentUpload {
             "WITH gone AS (DELETE FROM \(store.files) WHERE \"sha256\" = $1 AND \"lease\" = $2 RETURNING \"sha256\") "
                 + "DELETE FROM \(store.chunks) WHERE \"sha256\" IN (SELECT \"sha256\" FROM gone)",
             PostgresAttachmentStore.binds(sha256, lease))
-    }
-
-    /// The SHA-256 of the chunks held, read back one chunk per query.
-    private func hash() async throws -> String {
-        var hasher = SHA256.Hasher()
-        var offset: Int64 = 0
-        while offset < written {
-            guard let row = try await store.query(
-                "SELECT \"offset\", \"bytes\" FROM \(store.chunks) WHERE \"sha256\" = $1 AND \"offset\" = $2",
-                PostgresAttachmentStore.binds(sha256, offset)).first
-            else { throw ServerError(.corrupt, "attachment \(sha256): no chunk starts at byte \(offset)") }
-            let (_, bytes) = try row.decode((Int64, ByteBuffer).self)
-            guard bytes.readableBytes > 0 else { throw ServerError(.corrupt, "attachment \(sha256): an empty chunk at byte \(offset)") }
-            hasher.update(Array(bytes.readableBytesView))
-            offset += Int64(bytes.readableBytes)
-        }
-        return SHA256.hex(hasher.finalize())
     }
 }

@@ -62,7 +62,12 @@ public final class DirectoryAttachmentStore: AttachmentStore {
             guard offset == held else { throw AttachmentStoreError.offsetMismatch(held: held) }
             let descriptor = open(partialPath(sha256), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
             guard descriptor >= 0 else { throw DirectoryAttachmentStoreError(call: "open", path: partialPath(sha256)) }
-            return DirectoryAttachmentUpload(store: self, sha256: sha256, descriptor: descriptor, held: held)
+            do {
+                return try DirectoryAttachmentUpload(store: self, sha256: sha256, descriptor: descriptor, held: held)
+            } catch {
+                close(descriptor)
+                throw error
+            }
         } catch {
             release(sha256)
             throw error
