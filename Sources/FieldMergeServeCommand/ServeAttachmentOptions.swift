@@ -56,12 +56,12 @@ struct ServeAttachmentOptions: ParsableArguments {
         guard schema.entities.contains(where: { $0.fields.contains { $0.type == .attachment } }) else { return nil }
         let store: any AttachmentStore
         if let postgres {
-            let tables = try PostgresAttachmentStore(postgres.connector, schema: postgres.schema)
+            let tables = try PostgresAttachmentStore(postgres.connector, schema: postgres.schema, hashing: .crypto)
             try await tables.prepare()
             store = tables
         } else {
             guard let database, database != ":memory:" else { return nil }
-            store = try DirectoryAttachmentStore(besideDatabase: database)
+            store = try DirectoryAttachmentStore(besideDatabase: database, hashing: .crypto)
         }
         return SyncHTTPServer.Attachments(store: store, maxBytes: Int64(attachmentMaxMib) << 20)
     }

@@ -29,12 +29,17 @@ public final class PostgresAttachmentStore: AttachmentStore {
     public let chunkSize: Int
     /// How long an upload's lease lasts without a chunk arriving.
     public let leaseSeconds: Int
+    /// How uploads are hashed.
+    public let hashing: AttachmentHashing
 
     /// A store in the PostgreSQL schema `schema` (the URL's when nil) of `connector`'s
     /// database; ``prepare()`` makes its tables.
     ///
     /// - Throws: `ServerError/Code/storage` when `schema` is not a plain name.
-    public init(_ connector: PostgresConnector, schema: String? = nil, chunkSize: Int = 512 * 1024, leaseSeconds: Int = 120) throws(ServerError) {
+    public init(
+        _ connector: PostgresConnector, schema: String? = nil, chunkSize: Int = 512 * 1024, leaseSeconds: Int = 120,
+        hashing: AttachmentHashing = .portable
+    ) throws(ServerError) {
         let name = schema ?? connector.url.schema
         guard PostgresIdentifier.isPlainName(name) else {
             throw ServerError(.storage, "the PostgreSQL schema name \(name.debugDescription) is not a plain name (\(PostgresIdentifier.plainNameRule))")
@@ -45,6 +50,7 @@ public final class PostgresAttachmentStore: AttachmentStore {
         self.schema = "\"\(name)\""
         self.chunkSize = chunkSize
         self.leaseSeconds = leaseSeconds
+        self.hashing = hashing
     }
 
     var files: String { schema + ".\"__fm_attachments\"" }

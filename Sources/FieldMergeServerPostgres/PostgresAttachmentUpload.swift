@@ -20,7 +20,7 @@ actor PostgresAttachmentUpload: AttachmentUpload {
     private var open = true
     /// The hash of the bytes written so far; nil until the bytes an earlier upload left
     /// are read.
-    private var hasher: SHA256.Hasher?
+    private var hasher: (any AttachmentDigest)?
 
     init(store: PostgresAttachmentStore, sha256: String, lease: String, held: Int64) {
         self.store = store
@@ -43,7 +43,7 @@ actor PostgresAttachmentUpload: AttachmentUpload {
 
     /// Adds `chunk` at the end of what the table holds, if the lease is still this upload's.
     private func write(_ chunk: [UInt8]) async throws {
-        var hasher = try await startedHasher()
+        _ = try await startedHasher()
         let rows = try await store.query(
             "WITH moved AS (UPDATE \(store.files) SET \"held\" = \"held\" + $3, "
                 + "\"lease_until\" = now() + make_interval(secs => $5), \"changed\" = now() "
@@ -57,14 +57,13 @@ actor PostgresAttachmentUpload: AttachmentUpload {
             throw AttachmentStoreError.busy
         }
         written += Int64(chunk.count)
-        hasher.update(chunk)
-        self.hasher = hasher
+        hasher!.update(chunk)
     }
 
     /// The hash so far, reading back what earlier uploads wrote the first time.
-    private func startedHasher() async throws -> SHA256.Hasher {
+    private func startedHasher() async throws -> any AttachmentDigest {
         if let hasher { return hasher }
-        var started = SHA256.Hasher()
+        var started = store.hashing.digest()
         var offset: Int64 = 0
         while offset < written {
             guard let row = try await store.query(
@@ -73,7 +72,7 @@ actor PostgresAttachmentUpload: AttachmentUpload {
             else { throw ServerError(.corrupt, "attachment \(sha256): no chunk starts at byte \(offset)") }
             let bytes = try row.decode(ByteBuffer.self)
             guard bytes.readableBytes > 0 else { throw ServerError(.corrupt, "attachment \(sha256): an empty chunk at byte \(offset)") }
-            started.update(Array(bytes.readableBytesView))
+            bytes.withUnsafeReadableBytes { started.update($0) }
             offset += Int64(bytes.readableBytes)
         }
         hasher = started
@@ -101,7 +100,7 @@ actor PostgresAttachmentUpload: AttachmentUpload {
             throw AttachmentStoreError.sizeMismatch(expected: size, held: written)
         }
         var hasher = try await startedHasher()
-        let actual = SHA256.hex(hasher.finalize())
+        let actual = hasher.finalizeHex()
         guard actual == sha256 else {
             try await remove()
             throw AttachmentStoreError.hashMismatch(expected: sha256, actual: actual, size: size)

@@ -28,18 +28,22 @@ public final class DirectoryAttachmentStore: AttachmentStore {
     /// The hashes whose upload is open.
     let uploading = Mutex<Set<String>>([])
 
+    /// How uploads are hashed.
+    public let hashing: AttachmentHashing
+
     /// A store in `directory`, made (with its `partial` directory) when missing.
     ///
     /// - Throws: ``DirectoryAttachmentStoreError`` when a directory cannot be made.
-    public init(directory: String) throws {
+    public init(directory: String, hashing: AttachmentHashing = .portable) throws {
         self.directory = directory
+        self.hashing = hashing
         try Self.makeDirectory(directory)
         try Self.makeDirectory(directory + "/partial")
     }
 
     /// The store beside the SQLite file at `databasePath`: `<databasePath>.attachments`.
-    public convenience init(besideDatabase databasePath: String) throws {
-        try self.init(directory: databasePath + ".attachments")
+    public convenience init(besideDatabase databasePath: String, hashing: AttachmentHashing = .portable) throws {
+        try self.init(directory: databasePath + ".attachments", hashing: hashing)
     }
 
     func partialPath(_ sha256: String) -> String { "\(directory)/partial/\(sha256)" }

@@ -16,13 +16,13 @@ final class DirectoryAttachmentUpload: AttachmentUpload {
     private let store: DirectoryAttachmentStore
     private let sha256: String
     /// The descriptor (-1 once closed), the bytes held, and their hash so far.
-    private let state: Mutex<(descriptor: Int32, held: Int64, hasher: SHA256.Hasher)>
+    private let state: Mutex<(descriptor: Int32, held: Int64, hasher: any AttachmentDigest)>
 
     /// - Throws: When the bytes already held cannot be read to begin the hash.
     init(store: DirectoryAttachmentStore, sha256: String, descriptor: Int32, held: Int64) throws {
         self.store = store
         self.sha256 = sha256
-        let hasher = try Self.hasher(store.partialPath(sha256), size: held)
+        let hasher = try Self.hasher(store.partialPath(sha256), size: held, hashing: store.hashing)
         state = Mutex((descriptor, held, hasher))
     }
 
@@ -53,7 +53,7 @@ final class DirectoryAttachmentUpload: AttachmentUpload {
             throw AttachmentStoreError.sizeMismatch(expected: size, held: held)
         }
         guard fsync(descriptor) == 0 else { throw DirectoryAttachmentStoreError(call: "fsync", path: partial) }
-        let actual = SHA256.hex(hasher.finalize())
+        let actual = hasher.finalizeHex()
         guard actual == sha256 else {
             unlink(partial)
             throw AttachmentStoreError.hashMismatch(expected: sha256, actual: actual, size: size)
@@ -79,8 +79,8 @@ final class DirectoryAttachmentUpload: AttachmentUpload {
     }
 
     /// The hash of the first `size` bytes of the file at `path`, read in chunks, to go on with.
-    static func hasher(_ path: String, size: Int64) throws -> SHA256.Hasher {
-        var hasher = SHA256.Hasher()
+    static func hasher(_ path: String, size: Int64, hashing: AttachmentHashing) throws -> any AttachmentDigest {
+        var hasher = hashing.digest()
         guard size > 0 else { return hasher }
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw DirectoryAttachmentStoreError(call: "open", path: path) }
