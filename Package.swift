@@ -46,6 +46,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         // Bearer tokens (JWT) for the HTTP server only; no app-facing module links it.
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.8.0"),
+        // Already there for jwt-kit; named for `serve`'s attachment hashing (SHA instructions).
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         // Already in the graph through Hummingbird and postgres-nio; named for the live
         // channel of processes that hold many devices (FieldMergeSyncNIO).
@@ -185,6 +187,7 @@ let package = Package(
                 "FieldMergeServerHTTP", "FieldMergeServerAuth", "FieldMergeServerPostgres", "FieldMergeServerPrometheus",
                 .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["Tools"])),
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Server"])),
+                .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: ["Server"])),
             ]
         ),
         // `fieldmerge-server`: serve (FieldMergeServeCommand, the league schema by default)

@@ -5,7 +5,7 @@ import Darwin
 #endif
 
 /// The file work the device's attachment cache and the transports share (Specs/attachments.md
-/// §6): plain system calls, a chunk at a time, no Foundation. Package-internal: apps use
+/// §7): plain system calls, a chunk at a time, no Foundation. Package-internal: apps use
 /// the store's and the client's calls.
 package enum AttachmentFiles {
     /// The size of the chunks files are read, hashed and copied in.

@@ -134,13 +134,21 @@ public struct ServeCommand: AsyncParsableCommand {
         replies.apply(to: &options)
         live.apply(to: &options)
         try applyAccess(to: &options, schema: schema)
-        let attachments = try attachmentOptions.load(schema: schema, database: postgres == nil ? db : nil)
-        options.attachments = attachments?.store
         let verifier = try await auth.loadVerifier(customClaims: options.scopes?.claims ?? [])
         if let folder = tenantOptions.tenants {
             return try await serveTenants(in: folder, schema: schema, options: options, verifier: verifier, metrics: metrics)
         }
-        let (server, connector, location) = try await openServer(schema: schema, options: options)
+        let pool = try postgresConnector()
+        let attachments: SyncHTTPServer.Attachments?
+        do {
+            attachments = try await attachmentOptions.load(schema: schema, database: postgres == nil ? db : nil, postgres: pool.map { ($0, postgresSchema) })
+        } catch {
+            await pool?.shutdown()
+            Self.fail("cannot open the attachment store: \(error)")
+            throw ExitCode(1)
+        }
+        options.attachments = attachments?.store
+        let (server, connector, location) = try await openServer(schema: schema, options: options, connector: pool)
         for change in server.migrations {
             FileHandle.standardError.write(Data("fieldmerge serve: migrated \(location) to schema version \(schema.version): \(change)\n".utf8))
         }
@@ -169,7 +177,12 @@ public struct ServeCommand: AsyncParsableCommand {
             let access = verifier == nil ? "loopback clients only" : "tokens with the role \(consoleOptions.consoleRole ?? "admin")"
             http.logger.notice("console at /console, for \(access)")
         }
-        try await serve(http, listening: listening) { await connector?.shutdown() }
+        let sweeper = attachmentOptions.sweeper(server, attachments: attachments, logger: http.logger)
+        try await serve(http, listening: listening) {
+            sweeper?.cancel()
+            await sweeper?.value
+            await connector?.shutdown()
+        }
     }
 
     /// Prints the line saying where the server listens, once it does.
@@ -199,19 +212,23 @@ public struct ServeCommand: AsyncParsableCommand {
         }
     }
 
-    /// The server on SQLite (`--db`) or PostgreSQL (`--postgres`), the PostgreSQL connector and
-    /// live listener to shut down at the end, and what to call the database; exits with code 1
-    /// when it cannot open.
+    /// The connections to `--postgres`'s database, or nil with `--db`.
+    private func postgresConnector() throws -> PostgresConnector? {
+        guard let postgres else { return nil }
+        do { return PostgresConnector(try PostgresURL(postgres)) } catch {
+            Self.fail("\(error)")
+            throw ExitCode(1)
+        }
+    }
+
+    /// The server on SQLite (`--db`) or PostgreSQL (`--postgres`, on `connector`), the
+    /// PostgreSQL connector and live listener to shut down at the end, and what to call the
+    /// database; exits with code 1 when it cannot open.
     private func openServer(
-        schema: Schema, options: RevisionServer.Options
+        schema: Schema, options: RevisionServer.Options, connector: PostgresConnector?
     ) async throws -> (RevisionServer, ServePostgres?, String) {
-        if let postgres {
-            let url: PostgresURL
-            do { url = try PostgresURL(postgres) } catch {
-                Self.fail("\(error)")
-                throw ExitCode(1)
-            }
-            let connector = PostgresConnector(url)
+        if let connector {
+            let url = connector.url
             do {
                 let storage = try PostgresServerStorage(connector, schema: postgresSchema)
                 let source = storage.liveSource

@@ -26,20 +26,24 @@ public final class DirectoryAttachmentStore: AttachmentStore {
     /// The size of the chunks that reads return and hashing reads.
     public static let chunkSize = 256 * 1024
     /// The hashes whose upload is open.
-    private let uploading = Mutex<Set<String>>([])
+    let uploading = Mutex<Set<String>>([])
+
+    /// How uploads are hashed.
+    public let hashing: AttachmentHashing
 
     /// A store in `directory`, made (with its `partial` directory) when missing.
     ///
     /// - Throws: ``DirectoryAttachmentStoreError`` when a directory cannot be made.
-    public init(directory: String) throws {
+    public init(directory: String, hashing: AttachmentHashing = .portable) throws {
         self.directory = directory
+        self.hashing = hashing
         try Self.makeDirectory(directory)
         try Self.makeDirectory(directory + "/partial")
     }
 
     /// The store beside the SQLite file at `databasePath`: `<databasePath>.attachments`.
-    public convenience init(besideDatabase databasePath: String) throws {
-        try self.init(directory: databasePath + ".attachments")
+    public convenience init(besideDatabase databasePath: String, hashing: AttachmentHashing = .portable) throws {
+        try self.init(directory: databasePath + ".attachments", hashing: hashing)
     }
 
     func partialPath(_ sha256: String) -> String { "\(directory)/partial/\(sha256)" }
@@ -62,7 +66,12 @@ public final class DirectoryAttachmentStore: AttachmentStore {
             guard offset == held else { throw AttachmentStoreError.offsetMismatch(held: held) }
             let descriptor = open(partialPath(sha256), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
             guard descriptor >= 0 else { throw DirectoryAttachmentStoreError(call: "open", path: partialPath(sha256)) }
-            return DirectoryAttachmentUpload(store: self, sha256: sha256, descriptor: descriptor, held: held)
+            do {
+                return try DirectoryAttachmentUpload(store: self, sha256: sha256, descriptor: descriptor, held: held)
+            } catch {
+                close(descriptor)
+                throw error
+            }
         } catch {
             release(sha256)
             throw error
@@ -115,6 +124,11 @@ public final class DirectoryAttachmentStore: AttachmentStore {
             defer { AttachmentFiles.close(descriptor) }
             return try AttachmentFiles.read(descriptor, path: path, at: offset, count: count)
         }
+    }
+
+    /// At most `count` bytes of the open file `descriptor` from `offset`; fewer only at its end.
+    static func read(_ descriptor: Int32, path: String, at offset: Int64, count: Int) throws -> [UInt8] {
+        try files { () throws(AttachmentFileError) in try AttachmentFiles.read(descriptor, path: path, at: offset, count: count) }
     }
 
     static func makeDirectory(_ path: String) throws {

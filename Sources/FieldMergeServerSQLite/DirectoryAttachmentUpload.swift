@@ -9,16 +9,21 @@ import Darwin
 #endif
 
 /// An open upload of a ``DirectoryAttachmentStore``: its partial file, open for appending.
+///
+/// The SHA-256 is computed as the bytes arrive (after the bytes an earlier upload left,
+/// read once when this one opens), so finishing does not read the file again.
 final class DirectoryAttachmentUpload: AttachmentUpload {
     private let store: DirectoryAttachmentStore
     private let sha256: String
-    /// The descriptor (-1 once closed) and the bytes held.
-    private let state: Mutex<(descriptor: Int32, held: Int64)>
+    /// The descriptor (-1 once closed), the bytes held, and their hash so far.
+    private let state: Mutex<(descriptor: Int32, held: Int64, hasher: any AttachmentDigest)>
 
-    init(store: DirectoryAttachmentStore, sha256: String, descriptor: Int32, held: Int64) {
+    /// - Throws: When the bytes already held cannot be read to begin the hash.
+    init(store: DirectoryAttachmentStore, sha256: String, descriptor: Int32, held: Int64) throws {
         self.store = store
         self.sha256 = sha256
-        state = Mutex((descriptor, held))
+        let hasher = try Self.hasher(store.partialPath(sha256), size: held, hashing: store.hashing)
+        state = Mutex((descriptor, held, hasher))
     }
 
     var held: Int64 { get async { state.withLock { $0.held } } }
@@ -34,20 +39,21 @@ final class DirectoryAttachmentUpload: AttachmentUpload {
                 written += count
             }
             state.held += Int64(bytes.count)
+            state.hasher.update(bytes)
         }
     }
 
     func finish(size: Int64) async throws {
         let partial = store.partialPath(sha256)
         defer { closeDescriptor() }
-        let (descriptor, held) = state.withLock { $0 }
+        var (descriptor, held, hasher) = state.withLock { $0 }
         guard descriptor >= 0 else { throw DirectoryAttachmentStoreError(call: "finish", path: partial, code: EBADF) }
         guard held == size else {
             unlink(partial)
             throw AttachmentStoreError.sizeMismatch(expected: size, held: held)
         }
         guard fsync(descriptor) == 0 else { throw DirectoryAttachmentStoreError(call: "fsync", path: partial) }
-        let actual = try Self.hash(partial)
+        let actual = hasher.finalizeHex()
         guard actual == sha256 else {
             unlink(partial)
             throw AttachmentStoreError.hashMismatch(expected: sha256, actual: actual, size: size)
@@ -72,9 +78,22 @@ final class DirectoryAttachmentUpload: AttachmentUpload {
         store.release(sha256)
     }
 
-    /// The SHA-256 of the file at `path`, read in chunks.
-    static func hash(_ path: String) throws -> String {
-        try DirectoryAttachmentStore.files { () throws(AttachmentFileError) in try AttachmentFiles.hash(path).sha256 }
+    /// The hash of the first `size` bytes of the file at `path`, read in chunks, to go on with.
+    static func hasher(_ path: String, size: Int64, hashing: AttachmentHashing) throws -> any AttachmentDigest {
+        var hasher = hashing.digest()
+        guard size > 0 else { return hasher }
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw DirectoryAttachmentStoreError(call: "open", path: path) }
+        defer { _ = closeFile(descriptor) }
+        var offset: Int64 = 0
+        while offset < size {
+            let chunk = try DirectoryAttachmentStore.read(
+                descriptor, path: path, at: offset, count: Int(min(Int64(DirectoryAttachmentStore.chunkSize), size - offset)))
+            guard !chunk.isEmpty else { break }
+            hasher.update(chunk)
+            offset += Int64(chunk.count)
+        }
+        return hasher
     }
 
     /// Flushes a directory's entries, so that a rename in it survives a crash.

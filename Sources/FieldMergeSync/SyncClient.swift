@@ -29,7 +29,7 @@ import FieldMergeSQLite
 /// **Attachments.** Over an `AttachmentTransport`, each sync first uploads the bytes the
 /// store's queue owes the server (`Store.attach`), so that no record reaches the server
 /// before its bytes; ``attachment(_:entity:)`` opens one, downloading it on first access
-/// (Specs/attachments.md §6).
+/// (Specs/attachments.md §7).
 public actor SyncClient {
     private let executor: DatabaseExecutor
     let store: Store

@@ -28,4 +28,11 @@ import Testing
         #expect(try await RawHTTP.exchange(port: port, method: "PUT", path: "/attachments/\(AttachmentTestServer.hash(large))", body: large).status == 413)
         _ = try await serve.stop()
     }
+
+    @Test(arguments: [["--attachment-grace-hours", "0"], ["--attachment-sweep-minutes", "-1"], ["--attachment-sweep-minutes", "20000"]])
+    func outOfRangeCollectionOptions_areUsageErrors(_ option: [String]) async throws {
+        let (status, errors) = try await ServeProcess.run(["serve", "--db", "/tmp/unused.sqlite"] + option)
+        #expect(status == 64)
+        #expect(errors.contains(option[0]), "\(errors)")
+    }
 }

@@ -84,3 +84,49 @@ public enum AttachmentStoreError: Error, Equatable, Sendable, CustomStringConver
         }
     }
 }
+
+/// What a store does for garbage collection (``RevisionServer/collectAttachments(unusedFor:dryRun:)``,
+/// Specs/attachments.md §6). Times are the store's own clock, in seconds: "unchanged for
+/// `s`" means not written, finished or kept in the last `s` seconds.
+///
+/// A store that does not implement these never collects: ``keep(_:)`` then only says whether
+/// the hash is finished, and nothing is listed or removed.
+public protocol CollectingAttachmentStore: AttachmentStore {
+    /// Marks `sha256` as in use now, if it is finished, at once with the check.
+    ///
+    /// The server keeps each hash a request references just before the request's
+    /// transaction, so a collection that found it unreferenced before then leaves it: its
+    /// removal requires it unchanged for the grace period.
+    /// - Returns: Whether the hash is finished (and now marked).
+    func keep(_ sha256: String) async throws -> Bool
+
+    /// The hashes beginning with `prefix` (two hexadecimal digits) that are held, finished or
+    /// partial with no upload open, and unchanged for `seconds`.
+    func unchanged(for seconds: Int64, prefix: String) async throws -> [AttachmentUnchanged]
+
+    /// Removes the bytes of `sha256` (finished or partial) when they are still unchanged
+    /// for `seconds` and no upload of them is open, as one step with the check.
+    /// - Returns: Whether they were removed.
+    func remove(_ sha256: String, ifUnchangedFor seconds: Int64) async throws -> Bool
+}
+
+/// A hash a ``CollectingAttachmentStore`` lists as unchanged for a while.
+public struct AttachmentUnchanged: Sendable, Equatable {
+    public var sha256: String
+    /// What is held: finished, or partly uploaded.
+    public var held: AttachmentHeld
+
+    public init(sha256: String, held: AttachmentHeld) {
+        self.sha256 = sha256
+        self.held = held
+    }
+}
+
+extension AttachmentStore {
+    /// Marks `sha256` as in use when the store collects; otherwise only whether it is finished.
+    public func keepIfFinished(_ sha256: String) async throws -> Bool {
+        if let collecting = self as? any CollectingAttachmentStore { return try await collecting.keep(sha256) }
+        if case .complete = try await held(sha256) { return true }
+        return false
+    }
+}

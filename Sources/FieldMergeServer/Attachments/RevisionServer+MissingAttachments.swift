@@ -8,7 +8,9 @@ extension RevisionServer {
 
     /// The hashes that the created, updated or re-created records of `request` reference in
     /// attachment fields and that ``Options/attachments`` has not finished; empty without a
-    /// store. Asked before the request's transaction (the store is not the database).
+    /// store. Asked before the request's transaction (the store is not the database); each
+    /// hash held is marked in use (`CollectingAttachmentStore/keep(_:)`), so that garbage
+    /// collection does not remove it before the transaction commits.
     func attachmentsNotHeld(by request: SyncRequest) async throws -> Set<String> {
         guard let store = options.attachments else { return [] }
         var referenced = Set<String>()
@@ -26,8 +28,8 @@ extension RevisionServer {
             }
         }
         var missing = Set<String>()
-        for sha256 in referenced {
-            if case .complete = try await store.held(sha256) { continue }
+        // Each hash found is marked in use at once: a collection running now leaves it.
+        for sha256 in referenced where try await !store.keepIfFinished(sha256) {
             missing.insert(sha256)
         }
         return missing
