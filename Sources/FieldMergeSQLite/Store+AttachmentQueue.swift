@@ -92,4 +92,35 @@ extension Store {
             try database.run("UPDATE \"__fm_attachments\" SET \"attempts\" = 0, \"nextAttempt\" = 0, \"failure\" = NULL WHERE \"owed\" = 1")
         }
     }
+
+    /// Owes the upload of `reference` again, when the cache holds its file: the server
+    /// refused a record for lacking its bytes although this device had uploaded them (its
+    /// garbage collection removed them while the record waited, Specs/attachments.md §6).
+    /// An upload still owed is left as it is.
+    /// - Returns: Whether the cache holds the file (so that the upload is owed now).
+    @discardableResult
+    package func requeueAttachment(_ reference: AttachmentReference) throws(StoreError) -> Bool {
+        guard try attachmentCache().size(reference.sha256) == reference.size else { return false }
+        try sqlite { () throws(SQLiteError) in
+            try database.run(
+                """
+                INSERT INTO "__fm_attachments" ("sha256", "size", "mediaType", "owed", "accessed")
+                VALUES (?, ?, ?, 1, (SELECT coalesce(max("accessed"), 0) + 1 FROM "__fm_attachments"))
+                ON CONFLICT ("sha256") DO UPDATE SET "owed" = 1, "attempts" = 0, "nextAttempt" = 0, "failure" = NULL WHERE "owed" = 0
+                """, [.text(reference.sha256), .integer(reference.size), .text(reference.mediaType)])
+        }
+        return true
+    }
+
+    /// The changes the server refused because the bytes of an attachment were missing
+    /// (code `attachmentMissing`), with its message, which names the hash.
+    package func refusedForMissingAttachments() throws(StoreError) -> [(entity: String, id: Int64, message: String)] {
+        let rows = try sqlite { () throws(SQLiteError) in
+            try database.rows("SELECT \"entity\", \"id\", \"message\" FROM \"__fm_parked\" WHERE \"code\" = ?", [.text("attachmentMissing")])
+        }
+        return rows.compactMap { row in
+            guard row.count == 3, case .text(let entity) = row[0], case .integer(let id) = row[1], case .text(let message) = row[2] else { return nil }
+            return (entity, id, message)
+        }
+    }
 }

@@ -14,8 +14,13 @@ extension SyncClient {
     /// reported in ``SyncSummary/attachmentFailures``; the sync goes on. Without an
     /// `AttachmentTransport` nothing is uploaded: the server refuses the records with
     /// `attachmentMissing`.
-    func uploadAttachments(summary: inout SyncSummary) async throws {
+    ///
+    /// With `requeue` (the first call of a sync) the hashes of changes refused with
+    /// `attachmentMissing` that the cache holds are owed again first: the server's garbage
+    /// collection may have removed bytes this device uploaded while the record waited.
+    func uploadAttachments(summary: inout SyncSummary, requeue: Bool = false) async throws {
         guard let transport = transport as? any AttachmentTransport else { return }
+        if requeue { try requeueRefusedForMissingBytes() }
         let due = try store.dueAttachments(at: Int64(clamping: store.wall.milliseconds()))
         guard !due.isEmpty else { return }
         // Queue marks are written outside a catch-up's transaction, which could roll back.
@@ -93,11 +98,23 @@ extension SyncClient {
     /// `uploaded` were missing (`attachmentMissing`): they are there now.
     private func retryRefusedForMissingBytes(_ uploaded: Set<String>) throws {
         guard !uploaded.isEmpty else { return }
-        for change in try store.unsyncedChanges() {
-            guard let refusal = change.refusal, refusal.code == "attachmentMissing",
-                uploaded.contains(where: { refusal.message.contains($0) })
-            else { continue }
-            try store.retry(change.entity, id: change.id)
+        for refused in try store.refusedForMissingAttachments() where uploaded.contains(where: { refused.message.contains($0) }) {
+            try store.retry(refused.entity, id: refused.id)
+        }
+    }
+
+    /// Owes again the uploads of the hashes that refused changes name and the cache holds.
+    private func requeueRefusedForMissingBytes() throws {
+        for refused in try store.refusedForMissingAttachments() {
+            guard let entity = store.schema.entity(refused.entity), let record = try store.untyped.record(refused.entity, id: refused.id) else {
+                continue
+            }
+            for index in entity.fields.indices where entity.fields[index].type == .attachment {
+                guard case .text(let text) = record.values[index], let reference = try? AttachmentReference(parsing: text),
+                    refused.message.contains(reference.sha256)
+                else { continue }
+                try store.requeueAttachment(reference)
+            }
         }
     }
 }

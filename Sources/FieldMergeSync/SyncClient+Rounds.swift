@@ -45,7 +45,7 @@ extension SyncClient {
         do {
             // The bytes of attachments go before any record that references them, the
             // request in flight included.
-            try await uploadAttachments(summary: &summary)
+            try await uploadAttachments(summary: &summary, requeue: true)
             // A request whose answer never arrived goes first, as it was: the server answers
             // it once, whether it took it or not, before anything else is sent.
             try await resendInFlight(summary: &summary, refused: &refused)

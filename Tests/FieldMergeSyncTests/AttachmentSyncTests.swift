@@ -218,4 +218,25 @@ import Testing
         #expect(error?.code == .notFound && error?.isRetryable == true)
         #expect(try await b.withStore { try $0.attachmentPath(reference) } == nil)
     }
+
+    @Test func bytesTheServerRemovedAfterTheUpload_areUploadedAgain_andTheRecordFollows() async throws {
+        let world = try AttachmentWorld()
+        let ta = world.transport()
+        let a = try world.device(1, ta)
+        let bytes = AttachmentWorld.random(3_000, seed: 14)
+        let reference = try await world.photo(a, bytes, caption: "first")
+        _ = try await a.sync()
+        // The server's garbage collection removes the bytes (here by hand); the device,
+        // which uploaded them, attaches the same photo to a second record.
+        try FileManager.default.removeItem(atPath: "\(world.bytes.directory)/\(reference.sha256.prefix(2))/\(reference.sha256)")
+        #expect(try await world.photo(a, bytes, caption: "second") == reference)
+        #expect(try await a.withStore { try $0.queuedAttachments() }.isEmpty)  // uploaded once: not owed
+        let refused = try await a.sync()
+        #expect(refused.refused.map(\.code) == ["attachmentMissing"])
+        let again = try await a.sync()
+        #expect(again.attachmentsUploaded == 1 && again.refused.isEmpty && ta.snapshot.uploads == 2)
+        #expect(try await world.held(reference) == .complete(size: 3_000))
+        #expect(try await world.serverReferences() == [reference.text, reference.text])
+        #expect(try await a.withStore { try $0.unsyncedChanges() }.isEmpty)
+    }
 }
