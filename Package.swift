@@ -66,21 +66,24 @@ let package = Package(
         // that keeps blocking calls off the shared pool. Knows no store and no server.
         .target(name: "FieldMergeSQLiteDriver", dependencies: ["FieldMerge", "CSQLite"]),
         // The device's store on the driver: app tables, sync metadata, outbox, temporary ids.
-        .target(name: "FieldMergeSQLite", dependencies: ["FieldMerge", "FieldMergeSQLiteDriver"]),
+        // The system calls on files that attachments need (device cache, transports, the
+        // server's directory store), kept out of the core, which does no I/O.
+        .target(name: "FieldMergeFiles", dependencies: ["FieldMerge"]),
+        .target(name: "FieldMergeSQLite", dependencies: ["FieldMerge", "FieldMergeSQLiteDriver", "FieldMergeFiles"]),
         // zlib, for gzip on the wire.
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // The revision protocol's bytes: wire model, codec, gzip, the transport protocol.
         .target(name: "FieldMergeProtocol", dependencies: ["FieldMerge", "CZlib"]),
         // What a device links: SyncClient over a SyncTransport, on the store. No server code.
-        .target(name: "FieldMergeSync", dependencies: ["FieldMerge", "FieldMergeSQLite", "FieldMergeProtocol"]),
+        .target(name: "FieldMergeSync", dependencies: ["FieldMerge", "FieldMergeSQLite", "FieldMergeProtocol", "FieldMergeFiles"]),
         // The server's logic (strict and merge mode, replay, paging) over its storage, the
         // exchange every transport runs, and the in-process transport. No storage here.
         .target(
-            name: "FieldMergeServer", dependencies: ["FieldMerge", "FieldMergeProtocol"]
+            name: "FieldMergeServer", dependencies: ["FieldMerge", "FieldMergeProtocol", "FieldMergeFiles"]
         ),
         // The server's storage on SQLite (the embedded default), beside the PostgreSQL one.
         .target(
-            name: "FieldMergeServerSQLite", dependencies: ["FieldMerge", "FieldMergeProtocol", "FieldMergeServer", "FieldMergeSQLiteDriver"]
+            name: "FieldMergeServerSQLite", dependencies: ["FieldMerge", "FieldMergeProtocol", "FieldMergeServer", "FieldMergeSQLiteDriver", "FieldMergeFiles"]
         ),
         // A server's data set as JSON lines (admin export and import).
         .target(name: "FieldMergeDataSetFile", dependencies: ["FieldMerge", "FieldMergeJSON", "FieldMergeServer"]),
@@ -89,7 +92,7 @@ let package = Package(
         // The benchmark workload of Specs/benchmarks.md (generator, digests). No Foundation.
         .target(name: "FieldMergeWorkload", dependencies: ["FieldMerge"]),
         // The HTTP client transport (URLSession through FoundationNetworking). No server code.
-        .target(name: "FieldMergeSyncHTTP", dependencies: ["FieldMerge", "FieldMergeProtocol"]),
+        .target(name: "FieldMergeSyncHTTP", dependencies: ["FieldMerge", "FieldMergeProtocol", "FieldMergeFiles"]),
         // The live channel on SwiftNIO, for Linux processes that hold many devices (a backend
         // worker, the live bench): no app links it, and it needs the Server trait.
         .target(
@@ -225,7 +228,7 @@ let package = Package(
             dependencies: ["FieldMerge", "FieldMergeProtocol", "FieldMergeServer", "FieldMergeServerSQLite", "FieldMergeSQLiteDriver", "FieldMergeTestSupport"]
         ),
         .testTarget(name: "FieldMergeSQLiteTests", dependencies: ["FieldMerge", "FieldMergeSQLite", "FieldMergeWorkload"]),
-        .testTarget(name: "FieldMergeSyncTests", dependencies: ["FieldMerge", "FieldMergeSQLite", "FieldMergeProtocol", "FieldMergeSync", "FieldMergeServer", "FieldMergeServerSQLite", "FieldMergeWorkload", "FieldMergeJSON", "FieldMergeTestSupport"]),
+        .testTarget(name: "FieldMergeSyncTests", dependencies: ["FieldMerge", "FieldMergeSQLite", "FieldMergeProtocol", "FieldMergeSync", "FieldMergeServer", "FieldMergeServerSQLite", "FieldMergeWorkload", "FieldMergeJSON", "FieldMergeTestSupport", "FieldMergeFiles"]),
         .testTarget(name: "FieldMergeJSONTests", dependencies: ["FieldMerge", "FieldMergeJSON", "FieldMergeTestSupport"]),
         // The executables as processes (`swift test` builds them first): fieldmerge merge,
         // sync, schema diff, admin and the serve forwarding to fieldmerge-server.
@@ -238,7 +241,7 @@ let package = Package(
             dependencies: [
                 "FieldMerge", "FieldMergeSQLite", "FieldMergeProtocol", "FieldMergeSync", "FieldMergeServer", "FieldMergeServerSQLite", "FieldMergeSyncHTTP",
                 "FieldMergeSyncNIO", "FieldMergeServerHTTP", "FieldMergeServerAuth", "FieldMergeJSON", "FieldMergeSyncTool", "FieldMergeSimulation", "FieldMergeTestSupport",
-                "FieldMergeServerPrometheus", "FieldMergeServeCommand", "FieldMergeToolCommands",
+                "FieldMergeServerPrometheus", "FieldMergeServeCommand", "FieldMergeToolCommands", "FieldMergeFiles",
                 .product(name: "JWTKit", package: "jwt-kit", condition: .when(traits: ["Server"])),
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Server"])),
                 .product(name: "InMemoryLogging", package: "swift-log", condition: .when(traits: ["Server"])),

@@ -1,4 +1,5 @@
 import FieldMerge
+import FieldMergeFiles
 
 /// The directory where a device keeps the bytes of attachments, by their SHA-256
 /// (Specs/attachments.md, "The device"):

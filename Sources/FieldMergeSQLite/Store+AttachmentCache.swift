@@ -1,4 +1,5 @@
 import FieldMerge
+import FieldMergeFiles
 
 extension Store {
     /// The store's attachment cache (``AttachmentCache``), made on first use.

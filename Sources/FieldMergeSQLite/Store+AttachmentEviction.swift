@@ -1,4 +1,5 @@
 import FieldMerge
+import FieldMergeFiles
 
 extension Store {
     /// Removes cached attachments, least recently accessed first, until the cache holds at

@@ -1,5 +1,6 @@
 import FieldMerge
 import FieldMergeProtocol
+import FieldMergeFiles
 
 /// The attachments of the server in this process, over its ``RevisionServer/Options/attachments``
 /// store, with the rules and answers of the HTTP endpoints (Specs/attachments.md §4): uploads

@@ -1,4 +1,5 @@
 import FieldMerge
+import FieldMergeFiles
 import FieldMergeServer
 import Synchronization
 

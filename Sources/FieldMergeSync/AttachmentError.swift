@@ -1,6 +1,7 @@
 import FieldMerge
 import FieldMergeProtocol
 import FieldMergeSQLite
+import FieldMergeFiles
 
 /// Why an attachment could not be opened (``SyncClient/attachment(_:entity:)``), or why its
 /// upload or eager download failed (``AttachmentFailure``).

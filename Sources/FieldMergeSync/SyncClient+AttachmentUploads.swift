@@ -1,6 +1,7 @@
 import FieldMerge
 import FieldMergeProtocol
 import FieldMergeSQLite
+import FieldMergeFiles
 
 extension SyncClient {
     /// Uploads every queued attachment that is due (`Store.queuedAttachments()`), before a

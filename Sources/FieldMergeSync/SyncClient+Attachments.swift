@@ -1,6 +1,7 @@
 import FieldMerge
 import FieldMergeProtocol
 import FieldMergeSQLite
+import FieldMergeFiles
 
 extension SyncClient {
     /// Sets when the attachments of `entity`'s records are downloaded (``AttachmentDownloadPolicy``;

@@ -2,6 +2,7 @@ import FieldMerge
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
+import FieldMergeFiles
 #endif
 
 /// Writes response bodies of ``HTTPTransport``'s attachment downloads into files as they

@@ -3,6 +3,7 @@ import FieldMergeProtocol
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
+import FieldMergeFiles
 #endif
 
 /// Attachments over the server's `/attachments/<sha256>` endpoints (Specs/attachments.md

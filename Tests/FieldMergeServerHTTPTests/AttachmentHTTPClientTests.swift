@@ -8,6 +8,7 @@ import FieldMergeSyncHTTP
 import Foundation
 import Synchronization
 import Testing
+import FieldMergeFiles
 
 /// Two devices exchange an attachment through a real `SyncHTTPServer`, over `HTTPTransport`
 /// (Specs/attachments.md, "The device").

@@ -7,6 +7,7 @@ import FieldMergeServerSQLite
 import Foundation
 import Synchronization
 import Testing
+import FieldMergeFiles
 
 /// Devices attach, upload, download and open attachments through a server in this process
 /// (Specs/attachments.md, "The device").

@@ -6,7 +6,7 @@
 /// checks the hash and the size before the bytes become readable, at once. The same
 /// hash uploaded twice is kept once.
 ///
-/// This module does no I/O: `DirectoryAttachmentStore` (FieldMergeServerSQLite) keeps
+/// The protocol does no I/O: `DirectoryAttachmentStore` (FieldMergeServerSQLite) keeps
 /// files beside the SQLite file; another store (object storage, a database) implements
 /// the same calls. Every call may suspend; none holds a whole file in memory.
 public protocol AttachmentStore: Sendable {

@@ -1,3 +1,4 @@
+import FieldMerge
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
