@@ -25,8 +25,10 @@ extension SyncClient {
     /// cache. Damaged bytes never enter it. Opening the same attachment twice at once
     /// downloads it once.
     ///
-    /// - Parameter entity: The entity whose record holds the reference: its policy
-    ///   ``AttachmentDownloadPolicy/never`` forbids the download. Nil: no policy applies.
+    /// - Parameters:
+    ///   - reference: The attachment, as a record's attachment field holds it.
+    ///   - entity: The entity whose record holds the reference: its policy
+    ///     ``AttachmentDownloadPolicy/never`` forbids the download. Nil: no policy applies.
     /// - Throws: ``AttachmentError``.
     public func attachment(_ reference: AttachmentReference, entity: String? = nil) async throws(AttachmentError) -> String {
         do {
