@@ -92,7 +92,7 @@ public struct AttachmentCache: Sendable, Equatable {
     func remove(_ sha256: String) { AttachmentFiles.remove(path(sha256)) }
 
     /// The digests of every cached file.
-    func cachedDigests() -> [String] {
+    package func cachedDigests() -> [String] {
         AttachmentFiles.names(in: directory).filter { $0.utf8.count == 2 && $0 != "tmp" }.flatMap { folder in
             AttachmentFiles.names(in: "\(directory)/\(folder)").filter { AttachmentReference.isSHA256($0) && $0.hasPrefix(folder) }
         }

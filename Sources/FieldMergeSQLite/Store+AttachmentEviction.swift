@@ -5,7 +5,8 @@ extension Store {
     /// Removes cached attachments, least recently accessed first, until the cache holds at
     /// most ``attachmentCacheLimit`` bytes. Only files the server holds go (they can be
     /// downloaded again): a file whose upload is owed is never removed, even past the limit.
-    /// Runs after every attach and download; nothing without a limit.
+    /// Runs after every attach and download, and after a sync's uploads; nothing without a
+    /// limit.
     ///
     /// - Returns: How many files were removed.
     @discardableResult

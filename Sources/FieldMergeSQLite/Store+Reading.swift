@@ -86,6 +86,9 @@ extension Store {
         // The outbox is read in pieces from the last mark read on: a page of 10,000 out of
         // 100,000 waiting reads about 10,000 marks, not all of them (every round did).
         var after: Int64 = 0
+        // Marks of records with nothing to send (created and deleted before any sync, or
+        // edited back to their ancestor): read past, then removed, so counts stop naming them.
+        var empty: [(entity: String, id: Int64)] = []
         while changes.count < limit {
             let piece = min(limit - changes.count, Self.outboxPiece)
             let marks = try sqlite { () throws(SQLiteError) in
@@ -101,9 +104,12 @@ extension Store {
                 guard mark.count == 3, case .integer(let seq) = mark[0], case .text(let entity) = mark[1], case .integer(let id) = mark[2]
                 else { continue }
                 after = seq
-                if let change = try pendingChange(entity, id: id) { changes.append(change) }
+                if let change = try pendingChange(entity, id: id) { changes.append(change) } else { empty.append((entity, id)) }
             }
             if marks.count < piece { break }
+        }
+        if writable && !empty.isEmpty {
+            try sqlite { () throws(SQLiteError) in for mark in empty { try clearPending(mark.entity, id: mark.id) } }
         }
         return changes
     }

@@ -10,19 +10,22 @@ import Darwin
 
 /// An open upload of a ``DirectoryAttachmentStore``: its partial file, open for appending.
 ///
-/// The SHA-256 is computed as the bytes arrive (after the bytes an earlier upload left,
-/// read once when this one opens), so finishing does not read the file again.
+/// The SHA-256 is computed as the bytes arrive (after the bytes an earlier upload left:
+/// its hash as that upload left it, or read once when this one opens), so finishing does
+/// not read the file again.
 final class DirectoryAttachmentUpload: AttachmentUpload {
     private let store: DirectoryAttachmentStore
     private let sha256: String
     /// The descriptor (-1 once closed), the bytes held, and their hash so far.
     private let state: Mutex<(descriptor: Int32, held: Int64, hasher: any AttachmentDigest)>
 
+    /// - Parameter digest: The hash of the `held` bytes, as the upload before left it; nil
+    ///   reads them.
     /// - Throws: When the bytes already held cannot be read to begin the hash.
-    init(store: DirectoryAttachmentStore, sha256: String, descriptor: Int32, held: Int64) throws {
+    init(store: DirectoryAttachmentStore, sha256: String, descriptor: Int32, held: Int64, digest: (any AttachmentDigest)?) throws {
         self.store = store
         self.sha256 = sha256
-        let hasher = try Self.hasher(store.partialPath(sha256), size: held, hashing: store.hashing)
+        let hasher = try digest ?? Self.hasher(store.partialPath(sha256), size: held, hashing: store.hashing)
         state = Mutex((descriptor, held, hasher))
     }
 
@@ -65,16 +68,18 @@ final class DirectoryAttachmentUpload: AttachmentUpload {
         Self.syncDirectory(store.finishedDirectory(sha256))
     }
 
-    func close() async { closeDescriptor() }
+    func close() async { closeDescriptor(keepingHash: true) }
 
-    /// Closes the file once and lets another upload of the hash begin.
-    private func closeDescriptor() {
-        let descriptor = state.withLock { state in
+    /// Closes the file once and lets another upload of the hash begin; with `keepingHash`
+    /// (closed before its end) the hash so far waits in the store for the next one.
+    private func closeDescriptor(keepingHash: Bool = false) {
+        let (descriptor, held, hasher) = state.withLock { state in
             defer { state.descriptor = -1 }
-            return state.descriptor
+            return state
         }
         guard descriptor >= 0 else { return }
         _ = closeFile(descriptor)
+        if keepingHash { store.keepResumable(sha256, held: held, digest: hasher) }
         store.release(sha256)
     }
 

@@ -49,6 +49,8 @@ extension SyncClient {
             summary.attachmentsUploaded += 1
         }
         try retryRefusedForMissingBytes(uploaded)
+        // Files owed were kept past the cache's limit; sent, they may go now.
+        if !uploaded.isEmpty { try store.evictAttachments() }
     }
 
     /// Sends what the server lacks of `reference` from the cached file at `path`.

@@ -78,7 +78,8 @@ extension SyncClient {
             let progress = attachmentProgress.map { report in { @Sendable (bytes: Int64) in
                 report(AttachmentProgress(sha256: sha256, direction: .download, bytes: start + bytes, total: size))
             } }
-            try await transport.downloadAttachment(sha256, range: have == 0 ? nil : have..<size, to: partial, progress: progress)
+            // The range, always (a transport may ask for it in pieces); none for no bytes.
+            try await transport.downloadAttachment(sha256, range: size == 0 ? nil : have..<size, to: partial, progress: progress)
         }
         let got = try AttachmentFiles.hash(partial)
         guard got.sha256 == sha256, got.size == size else {

@@ -41,16 +41,23 @@ public struct HTTPTransport: SyncTransport {
         /// from the file into memory one piece at a time, each piece a `PUT` that the
         /// server appends (Specs/attachments.md §4).
         public var attachmentPieceBytes: Int
+        /// The bytes of an attachment one download request asks for (16 MiB by default),
+        /// written into the file as they arrive: a dropped connection loses none of them,
+        /// and what URLSession holds in memory while the file's writes catch up with a
+        /// fast network is at most one piece.
+        public var attachmentDownloadPieceBytes: Int
 
         public init(
             requestTimeout: Double = 60, resourceTimeout: Double = 600, headers: [String: String] = [:],
-            maxResponseBytes: Int = WireLimits().maxDecompressedBytes, attachmentPieceBytes: Int = 4 << 20
+            maxResponseBytes: Int = WireLimits().maxDecompressedBytes, attachmentPieceBytes: Int = 4 << 20,
+            attachmentDownloadPieceBytes: Int = 16 << 20
         ) {
             self.requestTimeout = requestTimeout
             self.resourceTimeout = resourceTimeout
             self.headers = headers
             self.maxResponseBytes = maxResponseBytes
             self.attachmentPieceBytes = max(1, attachmentPieceBytes)
+            self.attachmentDownloadPieceBytes = max(1, attachmentDownloadPieceBytes)
         }
     }
 

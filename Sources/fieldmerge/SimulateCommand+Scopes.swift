@@ -16,7 +16,7 @@ extension SimulateCommand {
         }
         var options = ScopedSimulationOptions()
         (options.devices, options.tasks, options.rounds, options.seed) = (devices ?? 12, records ?? 200, rounds, seed)
-        (options.users, options.projects, options.editsPerDevice, options.keepFolder) = (users, projects, edits, keep)
+        (options.users, options.projects, options.editsPerDevice, options.keepFolder) = (users, projects, edits ?? 20, keep)
         (options.usersMove, options.staleProbes) = (usersMove, staleProbes)
         if rateSpec != nil && !faults { throw ValidationError("a rate spec needs --faults") }
         if faults { options.faults = try FaultRates(spec: rateSpec ?? "") }

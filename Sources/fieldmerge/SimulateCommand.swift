@@ -18,11 +18,11 @@ struct SimulateCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(help: "Devices (default 50; with --scopes 12).") var devices: Int?
+    @Option(help: "Devices (default 50; with --scopes 12; with --attachments 6).") var devices: Int?
     @Option(help: "Records seeded before the first round (default 100,000; with --scopes: tasks, default 200).") var records: Int?
     @Option(help: "Rounds of offline edits and syncs.") var rounds = 10
     @Option(help: "The seed of every random choice.") var seed: UInt64 = 1
-    @Option(help: "Edits per device that goes offline in a round.") var edits = 20
+    @Option(help: "Edits per device that goes offline in a round (default 20; with --attachments 3).") var edits: Int?
     @Flag(help: "Inject faults (standard rates, or the rate spec that follows).") var faults = false
     @Argument(help: ArgumentHelp(
         "With --faults: one rate for every fault (e.g. 0.1), or key=rate pairs of drop, lose, dup, delay, corrupt, crash, skew, restart, disconnect (e.g. lose=0.1,crash=0.05).",
@@ -49,6 +49,10 @@ struct SimulateCommand: AsyncParsableCommand {
     var live = false
     @Flag(help: "Scoped sync: a team app whose users see only their projects, while an admin changes who sees what (Specs/simulation.md, Scopes).")
     var scopes = false
+    @Flag(help: "Attachments: devices attach files to records offline and sync them while transfers are cut off, the server and the apps restart and garbage is collected (Specs/simulation.md, Attachments).")
+    var attachments = false
+    @Option(help: "With --attachments: distinct files attached.") var files = 24
+    @Option(help: "With --attachments: the largest file in KiB (the smallest is 1 KiB).") var maxFileKib = 20_480
     @Option(help: "With --scopes: users (u0 is an admin; default half the devices, 2 to 6).") var users: Int?
     @Option(help: "With --scopes: projects.") var projects = 8
     @Flag(inversion: .prefixedNo, help: "With --scopes: users' devices move tasks between their projects.") var usersMove = true
@@ -64,13 +68,15 @@ struct SimulateCommand: AsyncParsableCommand {
     var serverFiles: String?
 
     func run() async throws {
+        if attachments && scopes { throw ValidationError("--attachments and --scopes are separate runs") }
+        if attachments { return try await runAttachments() }
         if scopes { return try await runScoped() }
         if users != nil || jwtSecretFile != nil || serverFiles != nil {
             throw ValidationError("--users, --jwt-secret-file and --server-files need --scopes")
         }
         var options = SimulationOptions()
         (options.devices, options.records, options.rounds, options.seed) = (devices ?? 50, records ?? 100_000, rounds, seed)
-        options.editsPerDevice = edits
+        options.editsPerDevice = edits ?? 20
         options.keepFolder = keep
         options.bootstrap = !noBootstrap
         options.cascadingDeletes = cascades

@@ -44,25 +44,56 @@ import FieldMergeFiles
         }
     }
 
+    /// A photo of `count` random bytes that `a` attached and synced, whose record `b` then
+    /// synced and whose first `arrived` bytes `b` downloaded before it stopped; `b`'s
+    /// download progress from now on goes to the log returned.
+    static func stoppedDownload(
+        _ count: Int, arrived: Int, from a: SyncClient, to b: SyncClient
+    ) async throws -> (reference: AttachmentReference, bytes: [UInt8], progress: ProgressLog) {
+        let bytes = AttachmentTestServer.random(count)
+        let reference = try await a.write { store in
+            let id = try store.untyped.insert("photos", values: ["x", .null])
+            return try store.attach(bytes, mediaType: "image/jpeg", to: "photos", id: id, field: "image")
+        }
+        _ = try await a.sync()
+        _ = try await b.sync()
+        let partial = try await b.withStore { try $0.attachmentDownloadPath(reference) }
+        try Data(bytes[..<arrived]).write(to: URL(fileURLWithPath: partial))
+        let log = ProgressLog()
+        await b.setAttachmentProgress { event in log.events.withLock { $0.append(event.bytes) } }
+        return (reference, bytes, log)
+    }
+
+    final class ProgressLog: Sendable {
+        let events = Mutex<[Int64]>([])
+        var seen: [Int64] { events.withLock { $0 } }
+    }
+
     @Test func aDownloadThatStopped_resumesWithARange() async throws {
         try await AttachmentTestServer.run { running, _ in
             let (a, _) = try Self.device(1, running)
             let (b, _) = try Self.device(2, running)
-            let bytes = AttachmentTestServer.random(200_000)
-            let reference = try await a.write { store in
-                let id = try store.untyped.insert("photos", values: ["x", .null])
-                return try store.attach(bytes, mediaType: "image/jpeg", to: "photos", id: id, field: "image")
-            }
-            _ = try await a.sync()
-            _ = try await b.sync()
             // The first 50,000 bytes arrived before the app was stopped.
-            let partial = try await b.withStore { try $0.attachmentDownloadPath(reference) }
-            try Data(bytes[..<50_000]).write(to: URL(fileURLWithPath: partial))
-            let downloads = Mutex<[Int64]>([])
-            await b.setAttachmentProgress { event in downloads.withLock { $0.append(event.bytes) } }
+            let (reference, bytes, progress) = try await Self.stoppedDownload(200_000, arrived: 50_000, from: a, to: b)
             #expect(try await b.attachmentBytes(reference) == bytes)
-            #expect(downloads.withLock { $0.last } == 200_000)
-            #expect(downloads.withLock { $0.allSatisfy { $0 > 50_000 } })
+            #expect(progress.seen.last == 200_000)
+            #expect(progress.seen.allSatisfy { $0 > 50_000 })
+        }
+    }
+
+    /// A download in pieces (one ranged `GET` each), from where an earlier one stopped: the
+    /// file is whole, and the progress grows piece by piece to the end.
+    @Test func aDownloadGoesInRangedPieces() async throws {
+        try await AttachmentTestServer.run { running, _ in
+            let (a, _) = try Self.device(1, running)
+            let transport = HTTPTransport(url: running.syncURL, configuration: .init(attachmentDownloadPieceBytes: 40_000))
+            let b = SyncClient(store: try Store(.memory, schema: AttachmentTestServer.schema(), replica: ReplicaID(2)), transport: transport)
+            let (reference, bytes, progress) = try await Self.stoppedDownload(150_000, arrived: 10_000, from: a, to: b)
+            #expect(try await b.attachmentBytes(reference) == bytes)
+            let seen = progress.seen
+            #expect(seen.last == 150_000 && seen == seen.sorted())
+            // The ends of the pieces: 10,000 + 40,000 × k, and the last byte.
+            for end in [50_000, 90_000, 130_000] as [Int64] { #expect(seen.contains(end), "\(seen)") }
         }
     }
 

@@ -3,6 +3,7 @@ import FieldMergeServer
 import FieldMergeServerSQLite
 import FieldMergeTestSupport
 import Foundation
+import Synchronization
 import Testing
 
 /// The directory store: every `AttachmentStoreScenario`, and where its files go (partial
@@ -43,4 +44,62 @@ import Testing
             #expect(files == ["\(hash.prefix(2))", "\(hash.prefix(2))/\(hash)"], "\(files)")
         }
     }
+
+    /// An upload in pieces, one upload each (as `HTTPTransport` sends them): each piece goes
+    /// on from the hash the one before left, so every byte is hashed once, not the bytes of
+    /// all earlier pieces again; a store opened afresh (a restart) reads them once; a
+    /// removed partial file takes its kept hash with it.
+    @Test func anUploadInPieces_hashesEachByteOnce() async throws {
+        try await withDirectory { path in
+            let fed = CountingDigest.Counter()
+            let hashing = AttachmentHashing(name: "counting") { CountingDigest(counter: fed) }
+            let store = try DirectoryAttachmentStore(besideDatabase: path, hashing: hashing)
+            let (bytes, hash) = (AttachmentStoreScenario.bytes, AttachmentStoreScenario.hash)
+            let pieces = stride(from: 0, to: bytes.count, by: 1_000).map { $0..<min($0 + 1_000, bytes.count) }
+            #expect(pieces.count > 3)
+            for piece in pieces.dropLast() {
+                let upload = try await store.upload(hash, at: Int64(piece.lowerBound))
+                try await upload.append(Array(bytes[piece]))
+                await upload.close()
+            }
+            #expect(fed.value == pieces.last!.lowerBound)
+            // Opened afresh, the store reads what is held once, then goes on.
+            let restarted = try DirectoryAttachmentStore(besideDatabase: path, hashing: hashing)
+            let last = try await restarted.upload(hash, at: Int64(pieces.last!.lowerBound))
+            try await last.append(Array(bytes[pieces.last!]))
+            try await last.finish(size: Int64(bytes.count))
+            #expect(fed.value == pieces.last!.lowerBound * 2 + pieces.last!.count)
+            #expect(try await restarted.held(hash) == .complete(size: Int64(bytes.count)))
+            // A partial file removed (garbage collection) leaves no hash to go on from.
+            let other = SHA256.hex(SHA256.hash(Array(bytes[..<10])))
+            let first = try await store.upload(other, at: 0)
+            try await first.append(Array(bytes[..<5]))
+            await first.close()
+            #expect(try await store.remove(other, ifUnchangedFor: 0))
+            let before = fed.value
+            let again = try await store.upload(other, at: 0)
+            try await again.append(Array(bytes[..<10]))
+            try await again.finish(size: 10)
+            #expect(fed.value == before + 10)
+        }
+    }
+}
+
+/// The portable SHA-256, counting the bytes fed to every digest.
+private struct CountingDigest: AttachmentDigest {
+    final class Counter: Sendable {
+        private let bytes = Mutex(0)
+        var value: Int { bytes.withLock { $0 } }
+        func add(_ count: Int) { bytes.withLock { $0 += count } }
+    }
+
+    let counter: Counter
+    var inner = AttachmentHashing.portable.digest()
+
+    mutating func update(_ bytes: UnsafeRawBufferPointer) {
+        counter.add(bytes.count)
+        inner.update(bytes)
+    }
+
+    mutating func finalizeHex() -> String { inner.finalizeHex() }
 }

@@ -96,6 +96,25 @@ import Testing
         _ = home
     }
 
+    /// A record created and deleted before any sync leaves nothing to send: the next sync
+    /// (or any read of the pending changes) stops counting it. The attachment simulation
+    /// found such marks counted for ever.
+    @Test func aRecordCreatedAndDeletedBeforeAnySync_stopsCountingOnceTheOutboxIsRead() async throws {
+        let world = try World(clients: 1)
+        let client = world.clients[0]
+        let gone = try await client.write { store in
+            let id = try store.insert("lists", values: ["Gone"])
+            try store.delete("lists", id: id)
+            return id
+        }
+        #expect(gone < 0)
+        #expect(try await client.write { store in try store.unsyncedCount() } == UnsyncedCount(waiting: 1, keptAside: 0))
+        let summary = try await client.sync()
+        #expect(summary.sent == 0)
+        #expect(try await client.write { store in try store.unsyncedCount() } == UnsyncedCount())
+        #expect(try await client.write { store in try store.unsyncedChanges() }.isEmpty)
+    }
+
     @MainActor @Test func liveSyncState_isObservable_andFollowsTheClient() async throws {
         let world = try World(clients: 1)
         let client = world.clients[0]

@@ -5,7 +5,7 @@ struct BenchCommand: AsyncParsableCommand {
         commandName: "bench",
         abstract: "Measures FieldMerge on the benchmark workload (Specs/benchmarks.md); prints one JSON line per step.",
         discussion: "Without a sub-command, runs every bench, each in its own process, and adds its peak RSS.",
-        subcommands: [AllBench.self, MergeBench.self, StoreBench.self, CodecBench.self, SyncBench.self, ScopeBench.self, CommitBench.self, ServeBenchForwarding.self, LiveBenchForwarding.self],
+        subcommands: [AllBench.self, MergeBench.self, StoreBench.self, CodecBench.self, SyncBench.self, ScopeBench.self, CommitBench.self, AttachmentBench.self, ServeBenchForwarding.self, LiveBenchForwarding.self],
         defaultSubcommand: AllBench.self
     )
 }

@@ -1,0 +1,110 @@
+import ArgumentParser
+import FieldMerge
+import FieldMergeSQLite
+import FieldMergeSync
+import FieldMergeSyncHTTP
+import FieldMergeToolCommands
+import FieldMergeToolSupport
+import Foundation
+
+/// `fieldmerge bench attachments --server URL` (Specs/benchmarks.md, "Attachments"): one
+/// device attaches a file of random bytes and syncs it up through a `fieldmerge serve`,
+/// another syncs the record and opens the attachment (downloaded and checked). The server
+/// must serve `photos` (`caption` text, `image` attachment); `Scripts/bench-attachments`
+/// starts one and runs `curl` on the same sizes beside this.
+struct AttachmentBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "attachments",
+        abstract: "The device's attachment transfers over HTTP: attach, upload and download (checked) of one file, with this process's peak RSS."
+    )
+
+    @Option(help: ArgumentHelp("The `fieldmerge serve` to sync with (its schema: photos with caption text and image attachment).", valueName: "url"))
+    var server: String
+    @Option(help: "The file's size in MiB.") var mib = 1_024
+
+    static let schema = try! Schema([Entity("photos", fields: [Field("caption", .text), Field("image", .attachment)])])
+
+    func validate() throws {
+        guard (1...(64 << 10)).contains(mib) else { throw ValidationError("--mib: 1 to 65,536") }
+    }
+
+    func run() async throws {
+        ProcessMemory.limit()
+        let url = try remoteSyncURL(server)
+        let folder = NSTemporaryDirectory() + "fieldmerge-attachment-bench-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let size = Int64(mib) << 20
+        try Self.writeRandomFile(folder + "/file.bin", size: size)
+
+        // The device that attaches and uploads.
+        var generator = SystemRandomNumberGenerator()
+        let uploader = SyncClient(
+            store: try Store(.file(path: folder + "/up.sqlite"), schema: Self.schema, replica: ReplicaID(generator.next() >> 1)),
+            transport: HTTPTransport(url: url))
+        let file = folder + "/file.bin"
+        let (reference, attachSeconds) = try await Self.timed {
+            try await uploader.write { store in
+                let id = try store.untyped.insert("photos", values: [.text("bench"), .null])
+                return try store.attach(contentsOf: file, mediaType: "application/octet-stream", to: "photos", id: id, field: "image")
+            }
+        }
+        Self.print(step: "attachment-attach", bytes: size, seconds: attachSeconds)
+        let (summary, uploadSeconds) = try await Self.timed { try await uploader.sync() }
+        guard summary.attachmentBytesUploaded == size, summary.attachmentFailures.isEmpty else {
+            throw ValidationError("the upload sent \(summary.attachmentBytesUploaded) of \(size) bytes: \(summary.attachmentFailures)")
+        }
+        Self.print(step: "attachment-upload", bytes: size, seconds: uploadSeconds)
+        await uploader.close()
+
+        // The device that receives the record and opens the attachment.
+        let downloader = SyncClient(
+            store: try Store(.file(path: folder + "/down.sqlite"), schema: Self.schema, replica: ReplicaID(generator.next() >> 1)),
+            transport: HTTPTransport(url: url))
+        _ = try await downloader.sync()
+        let (path, downloadSeconds) = try await Self.timed { try await downloader.attachment(reference, entity: "photos") }
+        guard (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)??.int64Value == size else {
+            throw ValidationError("the downloaded file at \(path) does not have \(size) bytes")
+        }
+        Self.print(step: "attachment-download", bytes: size, seconds: downloadSeconds)
+        await downloader.close()
+    }
+
+    /// `body`'s result and its wall time in seconds.
+    static func timed<T>(_ body: () async throws -> T) async throws -> (T, Double) {
+        let start = ContinuousClock.now
+        let value = try await body()
+        let elapsed = ContinuousClock.now - start
+        return (value, Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+    }
+
+    /// One JSON line: the step's time and rate (and, as every bench line, this process's
+    /// peak RSS so far).
+    static func print(step: String, bytes: Int64, seconds: Double) {
+        var line = BenchLine(step: step, records: 1, seconds: seconds, runs: 1, ops: Int(bytes), opUnit: "bytes")
+        line.add("mb_per_s", Double(bytes) / 1e6 / seconds)
+        Swift.print(line.render())
+    }
+
+    /// `size` bytes of xorshift noise, written 1 MiB at a time.
+    static func writeRandomFile(_ path: String, size: Int64) throws {
+        guard FileManager.default.createFile(atPath: path, contents: nil) else { throw ValidationError("cannot create \(path)") }
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        defer { try? handle.close() }
+        var generator = SystemRandomNumberGenerator()
+        var state = generator.next() | 1
+        var chunk = [UInt64](repeating: 0, count: 1 << 17)
+        var left = size
+        while left > 0 {
+            for index in chunk.indices {
+                state ^= state << 13
+                state ^= state >> 7
+                state ^= state << 17
+                chunk[index] = state
+            }
+            let count = Int(min(left, 1 << 20))
+            try chunk.withUnsafeBytes { try handle.write(contentsOf: Data($0.prefix(count))) }
+            left -= Int64(count)
+        }
+    }
+}
