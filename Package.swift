@@ -176,7 +176,7 @@ let package = Package(
             dependencies: [
                 "FieldMerge", "FieldMergeJSON", "FieldMergeWorkload", "FieldMergeSQLite", "FieldMergeProtocol", "FieldMergeSync",
                 "FieldMergeServer", "FieldMergeServerSQLite", "FieldMergeSyncHTTP", "FieldMergeSimulation", "FieldMergeSyncTool", "FieldMergeToolSupport",
-                "FieldMergeToolCommands",
+                "FieldMergeToolCommands", "FieldMergeCryptoHashing",
                 .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["Tools"])),
             ]
         ),
@@ -190,8 +190,16 @@ let package = Package(
                 "FieldMergeServerHTTP", "FieldMergeServerAuth", "FieldMergeServerPostgres", "FieldMergeServerPrometheus",
                 .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["Tools"])),
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Server"])),
-                .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: ["Server"])),
+                "FieldMergeCryptoHashing",
             ]
+        ),
+        // `AttachmentHashing.crypto`: swift-crypto's SHA-256 for attachments, about ten times
+        // the core's (the server's uploads, the tools' devices). Empty without the Server
+        // trait; no app-facing module links it (an app on Apple platforms can hash with
+        // CryptoKit through `AttachmentHashing` itself).
+        .target(
+            name: "FieldMergeCryptoHashing",
+            dependencies: ["FieldMerge", .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: ["Server"]))]
         ),
         // `fieldmerge-server`: serve (FieldMergeServeCommand, the league schema by default)
         // and bench serve.
@@ -241,6 +249,7 @@ let package = Package(
             dependencies: [
                 "FieldMerge", "FieldMergeSQLite", "FieldMergeProtocol", "FieldMergeSync", "FieldMergeServer", "FieldMergeServerSQLite", "FieldMergeSyncHTTP",
                 "FieldMergeSyncNIO", "FieldMergeServerHTTP", "FieldMergeServerAuth", "FieldMergeJSON", "FieldMergeSyncTool", "FieldMergeSimulation", "FieldMergeTestSupport",
+                "FieldMergeCryptoHashing",
                 "FieldMergeServerPrometheus", "FieldMergeServeCommand", "FieldMergeToolCommands", "FieldMergeFiles",
                 .product(name: "JWTKit", package: "jwt-kit", condition: .when(traits: ["Server"])),
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Server"])),

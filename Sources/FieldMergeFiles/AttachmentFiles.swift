@@ -145,31 +145,31 @@ package enum AttachmentFiles {
     }
 
     /// The SHA-256 (hexadecimal) and size of the file at `path`, read in chunks.
-    package static func hash(_ path: String) throws(AttachmentFileError) -> (sha256: String, size: Int64) {
+    package static func hash(_ path: String, hashing: AttachmentHashing = .portable) throws(AttachmentFileError) -> (sha256: String, size: Int64) {
         let descriptor = try openForReading(path)
         defer { close(descriptor) }
-        var hasher = SHA256.Hasher()
+        var hasher = hashing.digest()
         let size = try chunks(of: descriptor, path: path) { chunk in hasher.update(chunk) }
-        return (SHA256.hex(hasher.finalize()), size)
+        return (hasher.finalizeHex(), size)
     }
 
     /// Copies the file at `source` into a new temporary file of `directory`, chunk by
     /// chunk, hashing what it copies; the copy is flushed to disk.
     package static func copy(
-        _ source: String, intoTemporaryOf directory: String
+        _ source: String, intoTemporaryOf directory: String, hashing: AttachmentHashing = .portable
     ) throws(AttachmentFileError) -> (path: String, sha256: String, size: Int64) {
         let input = try openForReading(source)
         defer { close(input) }
         let (output, path) = try makeTemporary(in: directory)
         defer { close(output) }
         do throws(AttachmentFileError) {
-            var hasher = SHA256.Hasher()
+            var hasher = hashing.digest()
             let size = try chunks(of: input, path: source) { (chunk) throws(AttachmentFileError) in
                 hasher.update(chunk)
                 try write(output, path: path, chunk)
             }
             try sync(output, path: path)
-            return (path, SHA256.hex(hasher.finalize()), size)
+            return (path, hasher.finalizeHex(), size)
         } catch {
             remove(path)
             throw error

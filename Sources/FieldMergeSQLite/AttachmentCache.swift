@@ -44,8 +44,10 @@ public struct AttachmentCache: Sendable, Equatable {
 
     /// Writes `bytes` into the cache (nothing when the file is there already, with their size).
     /// - Returns: Their digest.
-    func put(_ bytes: [UInt8]) throws(StoreError) -> String {
-        let sha256 = SHA256.hex(SHA256.hash(bytes))
+    func put(_ bytes: [UInt8], hashing: AttachmentHashing) throws(StoreError) -> String {
+        var digest = hashing.digest()
+        digest.update(bytes)
+        let sha256 = digest.finalizeHex()
         // A file of another size under this name is damaged: it is replaced.
         guard try size(sha256) != Int64(bytes.count) else { return sha256 }
         try Self.files { () throws(AttachmentFileError) in
@@ -65,9 +67,9 @@ public struct AttachmentCache: Sendable, Equatable {
 
     /// Copies the file at `source` into the cache, hashing it on the way.
     /// - Returns: Its digest and size.
-    func put(contentsOf source: String) throws(StoreError) -> (sha256: String, size: Int64) {
+    func put(contentsOf source: String, hashing: AttachmentHashing) throws(StoreError) -> (sha256: String, size: Int64) {
         try Self.files { () throws(AttachmentFileError) in
-            let copy = try AttachmentFiles.copy(source, intoTemporaryOf: temporaryDirectory)
+            let copy = try AttachmentFiles.copy(source, intoTemporaryOf: temporaryDirectory, hashing: hashing)
             if try AttachmentFiles.size(of: path(copy.sha256)) == copy.size {
                 AttachmentFiles.remove(copy.path)
             } else {

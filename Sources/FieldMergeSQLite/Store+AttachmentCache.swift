@@ -60,7 +60,7 @@ extension Store {
         _ bytes: [UInt8], mediaType: String, to entity: String, id: Int64, field: String
     ) throws(StoreError) -> AttachmentReference {
         let index = try attachmentField(entity, id: id, field: field, mediaType: mediaType)
-        let sha256 = try attachmentCache().put(bytes)
+        let sha256 = try attachmentCache().put(bytes, hashing: attachmentHashing)
         return try attach(AttachmentReference.checked(sha256, Int64(bytes.count), mediaType), entity, id: id, field: index)
     }
 
@@ -74,7 +74,7 @@ extension Store {
         contentsOf path: String, mediaType: String, to entity: String, id: Int64, field: String
     ) throws(StoreError) -> AttachmentReference {
         let index = try attachmentField(entity, id: id, field: field, mediaType: mediaType)
-        let (sha256, size) = try attachmentCache().put(contentsOf: path)
+        let (sha256, size) = try attachmentCache().put(contentsOf: path, hashing: attachmentHashing)
         return try attach(AttachmentReference.checked(sha256, size, mediaType), entity, id: id, field: index)
     }
 

@@ -55,6 +55,10 @@ public final class Store {
     /// The most bytes the attachment cache keeps (``evictAttachments()``); nil keeps everything.
     /// Files whose upload is owed to the server count but are never evicted.
     public var attachmentCacheLimit: Int64?
+    /// How the SHA-256 of attachments is computed when a file is attached and when a
+    /// download is checked (the core's plain Swift by default; CryptoKit's or swift-crypto's
+    /// are about ten times as fast: `AttachmentHashing` in the core).
+    public var attachmentHashing: AttachmentHashing = .portable
 
     var tables: [String: EntityTable] = [:]
     var scratch: [UInt8] = []

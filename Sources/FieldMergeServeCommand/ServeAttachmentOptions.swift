@@ -5,6 +5,7 @@ import FieldMergeServerHTTP
 import FieldMergeServerPostgres
 import Logging
 import FieldMergeServerSQLite
+import FieldMergeCryptoHashing
 
 /// `fieldmerge serve`'s options for attachments (Specs/attachments.md): with a schema that
 /// has an attachment field, the bytes are kept in `<db>.attachments/`, or with `--postgres`

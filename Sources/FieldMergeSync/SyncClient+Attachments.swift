@@ -21,9 +21,9 @@ extension SyncClient {
 
     /// The path of the bytes of `reference` in the cache, downloaded first when the cache
     /// does not hold them: streamed into a temporary file (resumed where a former download
-    /// stopped), checked against the reference's SHA-256 and size, then renamed into the
-    /// cache. Damaged bytes never enter it. Opening the same attachment twice at once
-    /// downloads it once.
+    /// stopped), checked against the reference's SHA-256 and size (hashed as they arrive,
+    /// with the store's `Store.attachmentHashing`), then renamed into the cache. Damaged
+    /// bytes never enter it. Opening the same attachment twice at once downloads it once.
     ///
     /// - Parameters:
     ///   - reference: The attachment, as a record's attachment field holds it.
@@ -73,15 +73,18 @@ extension SyncClient {
             AttachmentFiles.remove(partial)
             have = 0
         }
+        // Hashed as the bytes arrive (those of a former download first).
+        let digest = DownloadDigest(path: partial, hashing: store.attachmentHashing)
         if have == 0 || have < size {
-            let start = have
-            let progress = attachmentProgress.map { report in { @Sendable (bytes: Int64) in
-                report(AttachmentProgress(sha256: sha256, direction: .download, bytes: start + bytes, total: size))
-            } }
+            let (start, report) = (have, attachmentProgress)
+            let progress = { @Sendable (bytes: Int64) in
+                digest.advance(to: start + bytes)
+                report?(AttachmentProgress(sha256: sha256, direction: .download, bytes: start + bytes, total: size))
+            }
             // The range, always (a transport may ask for it in pieces); none for no bytes.
             try await transport.downloadAttachment(sha256, range: size == 0 ? nil : have..<size, to: partial, progress: progress)
         }
-        let got = try AttachmentFiles.hash(partial)
+        let got = try digest.finish()
         guard got.sha256 == sha256, got.size == size else {
             AttachmentFiles.remove(partial)
             throw AttachmentError(

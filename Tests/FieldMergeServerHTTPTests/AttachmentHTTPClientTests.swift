@@ -122,8 +122,12 @@ import FieldMergeFiles
             try await upload.append(Array(bytes[..<70_000]))
             await upload.close()
             #expect(try await transport.attachmentHeld(reference.sha256) == .partial(bytes: 70_000))
+            let uploads = Mutex<[Int64]>([])
+            await a.setAttachmentProgress { event in uploads.withLock { $0.append(event.bytes) } }
             let summary = try await a.sync()
             #expect(summary.refused.isEmpty && summary.attachmentBytesUploaded == 80_000)
+            // Resumed: in pieces of 64 KiB from what the server held.
+            #expect(uploads.withLock { $0 } == [135_536, 150_000])
             #expect(try await transport.attachmentHeld(reference.sha256) == .complete(size: 150_000))
         }
     }

@@ -1,5 +1,5 @@
 import FieldMerge
-import FieldMergeServeCommand
+import FieldMergeCryptoHashing
 import FieldMergeServer
 import FieldMergeServerSQLite
 import FieldMergeTestSupport

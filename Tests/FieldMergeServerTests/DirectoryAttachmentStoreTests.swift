@@ -52,7 +52,7 @@ import Testing
     @Test func anUploadInPieces_hashesEachByteOnce() async throws {
         try await withDirectory { path in
             let fed = CountingDigest.Counter()
-            let hashing = AttachmentHashing(name: "counting") { CountingDigest(counter: fed) }
+            let hashing = CountingDigest.hashing(fed)
             let store = try DirectoryAttachmentStore(besideDatabase: path, hashing: hashing)
             let (bytes, hash) = (AttachmentStoreScenario.bytes, AttachmentStoreScenario.hash)
             let pieces = stride(from: 0, to: bytes.count, by: 1_000).map { $0..<min($0 + 1_000, bytes.count) }
@@ -83,23 +83,4 @@ import Testing
             #expect(fed.value == before + 10)
         }
     }
-}
-
-/// The portable SHA-256, counting the bytes fed to every digest.
-private struct CountingDigest: AttachmentDigest {
-    final class Counter: Sendable {
-        private let bytes = Mutex(0)
-        var value: Int { bytes.withLock { $0 } }
-        func add(_ count: Int) { bytes.withLock { $0 += count } }
-    }
-
-    let counter: Counter
-    var inner = AttachmentHashing.portable.digest()
-
-    mutating func update(_ bytes: UnsafeRawBufferPointer) {
-        counter.add(bytes.count)
-        inner.update(bytes)
-    }
-
-    mutating func finalizeHex() -> String { inner.finalizeHex() }
 }

@@ -6,6 +6,7 @@ import FieldMergeServerSQLite
 @testable import FieldMergeSync
 import Foundation
 import Synchronization
+import FieldMergeFiles
 
 /// A server whose byte store is a fresh directory, and devices syncing with it in this
 /// process through counting transports (Specs/attachments.md, "The device").
@@ -87,6 +88,8 @@ final class CountingTransport: SyncTransport, AttachmentTransport {
     let inner: InProcessTransport
     let counts = Mutex(Counts())
     let offline = Mutex(false)
+    /// Downloads arrive with a byte flipped.
+    let damaging = Mutex(false)
 
     init(_ inner: InProcessTransport) { self.inner = inner }
 
@@ -125,7 +128,17 @@ final class CountingTransport: SyncTransport, AttachmentTransport {
     ) async throws {
         try checkOnline()
         counts.withLock { $0.downloads += 1 }
-        try await inner.downloadAttachment(sha256, range: range, to: path, progress: progress)
+        guard damaging.withLock({ $0 }) else { return try await inner.downloadAttachment(sha256, range: range, to: path, progress: progress) }
+        // A byte damaged on the way: flipped in the file before any progress is heard.
+        let before = (try? AttachmentFiles.size(of: path)) ?? 0
+        try await inner.downloadAttachment(sha256, range: range, to: path, progress: nil)
+        let handle = try FileHandle(forUpdating: URL(fileURLWithPath: path))
+        try handle.seek(toOffset: UInt64(before ?? 0))
+        let byte = try handle.read(upToCount: 1) ?? Data([0])
+        try handle.seek(toOffset: UInt64(before ?? 0))
+        try handle.write(contentsOf: Data([byte[byte.startIndex] ^ 0xFF]))
+        try handle.close()
+        progress?(((try? AttachmentFiles.size(of: path)) ?? 0).map { $0 - (before ?? 0) } ?? 0)
     }
 }
 

@@ -3,6 +3,7 @@ import FieldMergeProtocol
 import FieldMergeSQLite
 import FieldMergeServer
 import FieldMergeServerSQLite
+import FieldMergeTestSupport
 @testable import FieldMergeSync
 import Foundation
 import Synchronization
@@ -204,6 +205,42 @@ import FieldMergeFiles
         #expect(summary.refused.map(\.code) == ["attachmentMissing"])
         #expect(try await world.held(reference) == .absent)
         #expect(try await a.withStore { try $0.queuedAttachments() }.map(\.attempts) == [1])
+    }
+
+    @Test func aDownloadDamagedOnTheWay_isCorrupt_andNeverCached_thenComesWhole() async throws {
+        let world = try AttachmentWorld()
+        let a = try world.device(1, world.transport())
+        let tb = world.transport()
+        let b = try world.device(2, tb)
+        let bytes = AttachmentWorld.random(300_000, seed: 14)
+        let reference = try await world.photo(a, bytes)
+        _ = try await a.sync()
+        _ = try await b.sync()
+        tb.damaging.withLock { $0 = true }
+        let error = await #expect(throws: AttachmentError.self) { try await b.attachment(reference) }
+        #expect(error?.code == .corrupt && error?.isRetryable == true)
+        #expect(try await b.withStore { try $0.attachmentPath(reference) } == nil)
+        tb.damaging.withLock { $0 = false }
+        #expect(try await b.attachmentBytes(reference) == bytes)
+    }
+
+    /// A download is hashed as it arrives, with the store's hashing: each byte once, those a
+    /// former download left included, and no second pass over the file.
+    @Test func aResumedDownload_hashesEachByteOnce_withTheStoresHashing() async throws {
+        let world = try AttachmentWorld()
+        let a = try world.device(1, world.transport())
+        let b = try world.device(2, world.transport())
+        let fed = CountingDigest.Counter()
+        let counting = CountingDigest.hashing(fed)
+        try await b.withStore { $0.attachmentHashing = counting }
+        let bytes = AttachmentWorld.random(700_000, seed: 15)
+        let reference = try await world.photo(a, bytes)
+        _ = try await a.sync()
+        _ = try await b.sync()
+        let partial = try await b.withStore { try $0.attachmentDownloadPath(reference) }
+        try Data(bytes[..<30_000]).write(to: URL(fileURLWithPath: partial))
+        #expect(try await b.attachmentBytes(reference) == bytes)
+        #expect(fed.value == 700_000)
     }
 
     @Test func bytesTheServerDoesNotHold_areNotFound_andTheCacheStaysEmpty() async throws {

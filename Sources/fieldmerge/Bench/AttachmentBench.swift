@@ -1,5 +1,6 @@
 import ArgumentParser
 import FieldMerge
+import FieldMergeCryptoHashing
 import FieldMergeSQLite
 import FieldMergeSync
 import FieldMergeSyncHTTP
@@ -21,11 +22,39 @@ struct AttachmentBench: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The `fieldmerge serve` to sync with (its schema: photos with caption text and image attachment).", valueName: "url"))
     var server: String
     @Option(help: "The file's size in MiB.") var mib = 1_024
+    @Option(help: "How the devices hash attachments: crypto (swift-crypto) or portable (the core's plain Swift).") var hashing = "crypto"
+    @Option(help: "The bytes of one upload request, in MiB (HTTPTransport's default when omitted).") var uploadPieceMib: Int?
+    @Option(help: "The bytes of one download request, in MiB (HTTPTransport's default when omitted).") var downloadPieceMib: Int?
 
     static let schema = try! Schema([Entity("photos", fields: [Field("caption", .text), Field("image", .attachment)])])
 
     func validate() throws {
         guard (1...(64 << 10)).contains(mib) else { throw ValidationError("--mib: 1 to 65,536") }
+        guard (try? Self.hashing(hashing)) != nil else { throw ValidationError("--hashing: crypto or portable") }
+        for piece in [uploadPieceMib, downloadPieceMib].compactMap({ $0 }) where !(1...1_024).contains(piece) {
+            throw ValidationError("--upload-piece-mib, --download-piece-mib: 1 to 1,024")
+        }
+    }
+
+    static func hashing(_ name: String) throws -> AttachmentHashing {
+        switch name {
+        case "portable": return .portable
+        #if canImport(Crypto)
+        case "crypto": return .crypto
+        #endif
+        default: throw ValidationError("--hashing: crypto (with the Server trait) or portable")
+        }
+    }
+
+    /// A device's client: its store in `path`, hashing with `--hashing`.
+    func device(_ path: String, _ url: URL) throws -> SyncClient {
+        var generator = SystemRandomNumberGenerator()
+        let store = try Store(.file(path: path), schema: Self.schema, replica: ReplicaID(generator.next() >> 1))
+        store.attachmentHashing = try Self.hashing(hashing)
+        var configuration = HTTPTransport.Configuration()
+        if let uploadPieceMib { configuration.attachmentPieceBytes = uploadPieceMib << 20 }
+        if let downloadPieceMib { configuration.attachmentDownloadPieceBytes = downloadPieceMib << 20 }
+        return SyncClient(store: store, transport: HTTPTransport(url: url, configuration: configuration))
     }
 
     func run() async throws {
@@ -38,10 +67,7 @@ struct AttachmentBench: AsyncParsableCommand {
         try Self.writeRandomFile(folder + "/file.bin", size: size)
 
         // The device that attaches and uploads.
-        var generator = SystemRandomNumberGenerator()
-        let uploader = SyncClient(
-            store: try Store(.file(path: folder + "/up.sqlite"), schema: Self.schema, replica: ReplicaID(generator.next() >> 1)),
-            transport: HTTPTransport(url: url))
+        let uploader = try device(folder + "/up.sqlite", url)
         let file = folder + "/file.bin"
         let (reference, attachSeconds) = try await Self.timed {
             try await uploader.write { store in
@@ -49,24 +75,22 @@ struct AttachmentBench: AsyncParsableCommand {
                 return try store.attach(contentsOf: file, mediaType: "application/octet-stream", to: "photos", id: id, field: "image")
             }
         }
-        Self.print(step: "attachment-attach", bytes: size, seconds: attachSeconds)
+        print(step: "attachment-attach", bytes: size, seconds: attachSeconds)
         let (summary, uploadSeconds) = try await Self.timed { try await uploader.sync() }
         guard summary.attachmentBytesUploaded == size, summary.attachmentFailures.isEmpty else {
             throw ValidationError("the upload sent \(summary.attachmentBytesUploaded) of \(size) bytes: \(summary.attachmentFailures)")
         }
-        Self.print(step: "attachment-upload", bytes: size, seconds: uploadSeconds)
+        print(step: "attachment-upload", bytes: size, seconds: uploadSeconds)
         await uploader.close()
 
         // The device that receives the record and opens the attachment.
-        let downloader = SyncClient(
-            store: try Store(.file(path: folder + "/down.sqlite"), schema: Self.schema, replica: ReplicaID(generator.next() >> 1)),
-            transport: HTTPTransport(url: url))
+        let downloader = try device(folder + "/down.sqlite", url)
         _ = try await downloader.sync()
         let (path, downloadSeconds) = try await Self.timed { try await downloader.attachment(reference, entity: "photos") }
         guard (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)??.int64Value == size else {
             throw ValidationError("the downloaded file at \(path) does not have \(size) bytes")
         }
-        Self.print(step: "attachment-download", bytes: size, seconds: downloadSeconds)
+        print(step: "attachment-download", bytes: size, seconds: downloadSeconds)
         await downloader.close()
     }
 
@@ -80,9 +104,10 @@ struct AttachmentBench: AsyncParsableCommand {
 
     /// One JSON line: the step's time and rate (and, as every bench line, this process's
     /// peak RSS so far).
-    static func print(step: String, bytes: Int64, seconds: Double) {
+    func print(step: String, bytes: Int64, seconds: Double) {
         var line = BenchLine(step: step, records: 1, seconds: seconds, runs: 1, ops: Int(bytes), opUnit: "bytes")
         line.add("mb_per_s", Double(bytes) / 1e6 / seconds)
+        line.extra.append(("hashing", "\"\(hashing)\""))
         Swift.print(line.render())
     }
 

@@ -1,11 +1,14 @@
 import FieldMerge
 
-/// How an `AttachmentStore` computes the SHA-256 of the bytes it receives.
+/// How the SHA-256 of attachment bytes is computed: by a server's byte store as an upload
+/// arrives, and on a device by its `Store` when a file is attached and when a download is
+/// checked.
 ///
-/// ``portable`` is the core's `SHA256`, plain Swift (about 120 MB/s on this project's test
-/// machine). A server can pass a faster one: `fieldmerge serve` uses swift-crypto's
-/// (BoringSSL, with the CPU's SHA instructions: about ten times as fast), which this
-/// module does not link so that it stays free of it.
+/// ``portable`` is the core's ``SHA256``, plain Swift (about 120 MB/s on this project's test
+/// machine, as fast as `sha256sum`). A faster one can be passed: `fieldmerge serve` and
+/// `fieldmerge bench` use swift-crypto's (BoringSSL, with the CPU's SHA instructions: about
+/// ten times as fast; `FieldMergeCryptoHashing`), an app on Apple platforms CryptoKit's.
+/// The core links neither, so that it stays free of them.
 public struct AttachmentHashing: Sendable {
     /// A name for logs and benchmarks.
     public var name: String
