@@ -53,8 +53,10 @@ public final class Store {
     /// its directory and removes it when it closes (an in-memory store's temporary one).
     var attachmentCacheState: (cache: AttachmentCache, owned: Bool)?
     /// The most bytes the attachment cache keeps (``evictAttachments()``); nil keeps everything.
-    /// Files whose upload is owed to the server count but are never evicted.
-    public var attachmentCacheLimit: Int64?
+    /// Files whose upload is owed to the server count but are never evicted. Set with
+    /// ``setAttachmentCacheLimit(_:)``, which keeps it in the store's file: a store opens
+    /// with the limit it was last given.
+    public internal(set) var attachmentCacheLimit: Int64?
     /// How the SHA-256 of attachments is computed when a file is attached and when a
     /// download is checked (the core's plain Swift by default; CryptoKit's or swift-crypto's
     /// are about ten times as fast: `AttachmentHashing` in the core).
@@ -143,6 +145,7 @@ public final class Store {
         maxRevision = state.maxRevision
         nextTemporaryID = state.nextTemporaryID
         scopeState = state.scopeState
+        attachmentCacheLimit = try Self.storedAttachmentCacheLimit(database)
     }
 
     static func randomReplica() -> ReplicaID {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import FieldMerge
 import FieldMergeServer
 import FieldMergeServerHTTP
@@ -47,6 +48,37 @@ struct ServeAttachmentOptions: ParsableArguments {
         }
     }
 
+    /// ``sweeper(_:attachments:logger:)`` for `--tenants`: each sweep goes through the
+    /// tenants' files in `folder` and collects each tenant's bytes in turn, holding its
+    /// server only for that (a tenant busy past the open limit waits for the next sweep).
+    func tenantSweeper(_ tenants: TenantDirectory, folder: String, logger: Logger) -> Task<Void, Never>? {
+        guard attachmentSweepMinutes > 0 else { return nil }
+        let (interval, grace) = (attachmentSweepMinutes, Int64(attachmentGraceHours) * 3_600)
+        return Task {
+            while !Task.isCancelled {
+                do { try await Task.sleep(for: .seconds(interval * 60)) } catch { return }
+                let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+                for name in names.sorted() where name.hasSuffix(".sqlite") && !Task.isCancelled {
+                    let tenant = String(name.dropLast(".sqlite".count))
+                    guard TenantDirectory.isValidName(tenant) else { continue }
+                    do {
+                        let report = try await tenants.withServer(for: tenant, access: .existing) { server in
+                            server.attachmentStore == nil ? nil : try await server.collectAttachments(unusedFor: grace)
+                        }
+                        if let report, report.removedFinished + report.removedPartial > 0 { logger.notice("tenant \(tenant): \(report)") }
+                    } catch {
+                        logger.error("attachment sweep of tenant \(tenant) failed (tried again in \(interval) minutes): \(error)")
+                    }
+                }
+            }
+        }
+    }
+
+    /// Whether `schema` has an attachment field (the server then keeps bytes).
+    static func hasAttachments(_ schema: Schema) -> Bool {
+        schema.entities.contains(where: { $0.fields.contains { $0.type == .attachment } })
+    }
+
     /// The attachment endpoints when `schema` has an attachment field: for `postgres`, its
     /// tables in the data set's PostgreSQL schema (made when missing); otherwise a directory
     /// beside the SQLite file at `database`. Nil without an attachment field, or for a
@@ -54,7 +86,7 @@ struct ServeAttachmentOptions: ParsableArguments {
     func load(
         schema: Schema, database: String?, postgres: (connector: PostgresConnector, schema: String?)?
     ) async throws -> SyncHTTPServer.Attachments? {
-        guard schema.entities.contains(where: { $0.fields.contains { $0.type == .attachment } }) else { return nil }
+        guard Self.hasAttachments(schema) else { return nil }
         let store: any AttachmentStore
         if let postgres {
             let tables = try PostgresAttachmentStore(postgres.connector, schema: postgres.schema, hashing: .crypto)

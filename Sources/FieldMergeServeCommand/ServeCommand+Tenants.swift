@@ -1,5 +1,6 @@
 import ArgumentParser
 import FieldMerge
+import FieldMergeCryptoHashing
 import FieldMergeServer
 import FieldMergeServerAuth
 import FieldMergeServerHTTP
@@ -23,7 +24,10 @@ extension ServeCommand {
         var database = Database.Options()
         database.durableAcrossPowerLoss = durable
         let limits = tenantOptions.limits
-        let tenants = TenantDirectory.sqliteFiles(in: folder, schema: schema, options: options, database: database, limits: limits)
+        // With an attachment field, each tenant keeps its bytes beside its file.
+        let attachments = ServeAttachmentOptions.hasAttachments(schema)
+        let tenants = TenantDirectory.sqliteFiles(
+            in: folder, schema: schema, options: options, database: database, limits: limits, attachments: attachments ? .crypto : nil)
         let listening = ListeningFlag()
         let idle = limits.idleTime.map { "\($0.components.seconds)" } ?? "-"
         var configuration = SyncHTTPServer.Configuration(host: host, port: port)
@@ -31,11 +35,17 @@ extension ServeCommand {
         live.apply(to: &configuration)
         configuration.metrics = metrics
         configuration.console = consoleOptions.load(storage: "tenants in \(folder)", sqlite: nil)
+        if attachments { configuration.attachments = SyncHTTPServer.Attachments(maxBytes: Int64(attachmentOptions.attachmentMaxMib) << 20) }
         let http = SyncHTTPServer(
             tenants: tenants, schema: schema, configuration: configuration,
             middleware: { $0.add(middleware: BearerAuthenticator(verifier: verifier)) },
             onListening: Self.announce(
                 listening, serving: "tenants in \(folder), at most \(limits.maxOpen) open, idle \(idle) s", mode: mode))
-        try await serve(http, listening: listening) { await tenants.close() }
+        let sweeper = attachments ? attachmentOptions.tenantSweeper(tenants, folder: folder, logger: http.logger) : nil
+        try await serve(http, listening: listening) {
+            sweeper?.cancel()
+            await sweeper?.value
+            await tenants.close()
+        }
     }
 }

@@ -73,7 +73,7 @@ extension InProcessTransport: AttachmentTransport {
     ) async throws {
         let store = try attachmentStore(sha256)
         switch try await served({ try await server.attachmentAccess(sha256, identity: identity) }) {
-        case .allowed: break
+        case .allowed(_): break
         case .unreferenced: throw SyncRequestRejected(status: 403, code: "forbidden", message: "no record you may read references this attachment")
         }
         guard case .complete(let size) = try await served({ try await store.held(sha256) }) else {

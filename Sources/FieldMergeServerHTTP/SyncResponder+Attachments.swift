@@ -8,10 +8,14 @@ extension SyncResponder {
     static let uploadOffsetField = HTTPField.Name("Upload-Offset")!
     static let uploadLengthField = HTTPField.Name("Upload-Length")!
     static let uploadCompleteField = HTTPField.Name("Upload-Complete")!
+    static let contentTypeOptionsField = HTTPField.Name("X-Content-Type-Options")!
 
     /// `PUT`, `HEAD` and `GET /attachments/<sha256>` (Specs/attachments.md). The hash is
     /// checked before anything touches the store; downloads need a record the caller may
-    /// read that references the attachment.
+    /// read that references the attachment. On a multi-tenant endpoint each tenant's bytes
+    /// are its server's own (`RevisionServer.Options.attachments`), reached through the
+    /// tenant the token names: an upload creates the tenant's data set when it has none (the
+    /// bytes come before the record that references them), a status or a download does not.
     func attachment<Context: SyncRequestContext>(_ request: Request, context: Context) async throws -> Response {
         guard let attachments = configuration.attachments else { return notFound(request) }
         guard [.get, .head, .put].contains(request.method) else { return methodNotAllowed(allow: "GET, HEAD, PUT") }
@@ -22,21 +26,57 @@ extension SyncResponder {
                 .badRequest, WireErrorBody(error: "invalidHash", message: "an attachment is named by its SHA-256: /attachments/ and 64 lowercase hexadecimal digits"))
         }
         let sha256 = String(path.dropFirst(prefix.count))
-        guard case .single(let server) = host.source else {
-            return errorResponse(
-                .notImplemented, WireErrorBody(error: "notImplemented", message: "attachments are served for one data set only, not per tenant yet"))
+        switch host.source {
+        case .single(let server):
+            guard let store = attachments.store ?? server.attachmentStore else { return notFound(request) }
+            return try await attachment(sha256, request, identity: context.syncIdentity, server: server, store: store, limit: attachments.maxBytes)
+        case .tenants(let directory):
+            let lease: TenantDirectory.Lease
+            do throws(ServerError) {
+                guard let tenant = context.syncIdentity?.tenant else { throw ServerError(.forbidden, "the request's identity names no tenant") }
+                lease = try await directory.lease(tenant, request.method == .put ? .create : .existing)
+            } catch {
+                return errorResponse(HTTPResponse.Status(code: error.status), error.body)
+            }
+            do {
+                let response: Response
+                if let store = lease.server.attachmentStore {
+                    response = try await attachment(sha256, request, identity: context.syncIdentity, server: lease.server, store: store, limit: attachments.maxBytes)
+                } else if lease.exists {
+                    response = notFound(request)
+                } else if request.method == .head {
+                    // No data set yet: nothing held.
+                    response = Response(status: .notFound, headers: [Self.uploadOffsetField: "0", Self.uploadCompleteField: "?0", .contentLength: "0"])
+                } else {
+                    response = errorResponse(.forbidden, Self.unreferenced)
+                }
+                await lease.release()
+                return response
+            } catch {
+                await lease.release()
+                throw error
+            }
         }
+    }
+
+    /// The answer to a download no record the caller reads allows.
+    static let unreferenced = WireErrorBody(error: "forbidden", message: "no record you may read references this attachment")
+
+    /// One request on `store`, the bytes of `server`'s data set.
+    private func attachment(
+        _ sha256: String, _ request: Request, identity: SyncIdentity?, server: RevisionServer, store: any AttachmentStore, limit: Int64
+    ) async throws -> Response {
         switch request.method {
-        case .put: return try await upload(sha256, request, attachments)
-        case .head: return try await uploadStatus(sha256, attachments)
-        default: return try await download(sha256, request, identity: context.syncIdentity, server: server, attachments)
+        case .put: return try await upload(sha256, request, store, limit: limit)
+        case .head: return try await uploadStatus(sha256, store)
+        default: return try await download(sha256, request, identity: identity, server: server, store)
         }
     }
 
     /// `PUT`: appends the body at `Upload-Offset` (0 when absent) of an attachment of
     /// `Upload-Length` bytes (else the offset plus `Content-Length`), reading it chunk by
     /// chunk; finishes it once every byte is held and its hash matches.
-    private func upload(_ sha256: String, _ request: Request, _ attachments: SyncHTTPServer.Attachments) async throws -> Response {
+    private func upload(_ sha256: String, _ request: Request, _ store: any AttachmentStore, limit: Int64) async throws -> Response {
         func refuse(_ status: HTTPResponse.Status, _ error: String, _ message: String) -> Response {
             errorResponse(status, WireErrorBody(error: error, message: message))
         }
@@ -57,16 +97,16 @@ extension SyncResponder {
         } else {
             return refuse(.lengthRequired, "lengthRequired", "say the attachment's size with Upload-Length (or Content-Length for a whole upload)")
         }
-        guard size <= attachments.maxBytes else {
+        guard size <= limit else {
             return refuse(
-                .contentTooLarge, WireError.Code.tooLarge.rawValue, "an attachment of \(size) bytes exceeds the limit of \(attachments.maxBytes) bytes")
+                .contentTooLarge, WireError.Code.tooLarge.rawValue, "an attachment of \(size) bytes exceeds the limit of \(limit) bytes")
         }
         guard offset <= size, (contentLength ?? 0) <= size - offset else {
             return refuse(.badRequest, "invalidOffset", "the body would end past the attachment's \(size) bytes")
         }
         let upload: any AttachmentUpload
         do {
-            upload = try await attachments.store.upload(sha256, at: offset)
+            upload = try await store.upload(sha256, at: offset)
         } catch let error as AttachmentStoreError {
             switch error {
             case .complete(let held) where held == size:
@@ -117,8 +157,8 @@ extension SyncResponder {
 
     /// `HEAD`: how many bytes are held (`Upload-Offset`) and whether they are finished
     /// (`Upload-Complete: ?1`, with `Content-Length`); 404 when none are.
-    private func uploadStatus(_ sha256: String, _ attachments: SyncHTTPServer.Attachments) async throws -> Response {
-        switch try await attachments.store.held(sha256) {
+    private func uploadStatus(_ sha256: String, _ store: any AttachmentStore) async throws -> Response {
+        switch try await store.held(sha256) {
         case .absent:
             return Response(status: .notFound, headers: [Self.uploadOffsetField: "0", Self.uploadCompleteField: "?0", .contentLength: "0"])
         case .partial(let bytes):
@@ -132,19 +172,24 @@ extension SyncResponder {
         }
     }
 
-    /// `GET`: the bytes, or the range `Range` asks for, streamed in the store's chunks.
+    /// `GET`: the bytes, or the range `Range` asks for, streamed in the store's chunks, as
+    /// the media type of the reference that allowed the download. `nosniff` and a sandbox
+    /// keep a browser from running what a record calls `text/html` on the server's origin.
     private func download(
-        _ sha256: String, _ request: Request, identity: SyncIdentity?, server: RevisionServer, _ attachments: SyncHTTPServer.Attachments
+        _ sha256: String, _ request: Request, identity: SyncIdentity?, server: RevisionServer, _ store: any AttachmentStore
     ) async throws -> Response {
+        let mediaType: String
         switch try await server.attachmentAccess(sha256, identity: identity) {
-        case .allowed: break
-        case .unreferenced:
-            return errorResponse(.forbidden, WireErrorBody(error: "forbidden", message: "no record you may read references this attachment"))
+        case .allowed(let type): mediaType = type
+        case .unreferenced: return errorResponse(.forbidden, Self.unreferenced)
         }
-        guard case .complete(let size) = try await attachments.store.held(sha256) else {
+        guard case .complete(let size) = try await store.held(sha256) else {
             return errorResponse(.notFound, WireErrorBody(error: "notFound", message: "the attachment's bytes have not been uploaded (or not all of them)"))
         }
-        var headers: HTTPFields = [.contentType: "application/octet-stream", .acceptRanges: "bytes", .eTag: "\"\(sha256)\""]
+        var headers: HTTPFields = [
+            .contentType: mediaType, .acceptRanges: "bytes", .eTag: "\"\(sha256)\"", Self.contentTypeOptionsField: "nosniff",
+            .contentSecurityPolicy: "sandbox",
+        ]
         let range: Range<Int64>, status: HTTPResponse.Status
         switch ByteRange(request.headers[.range], size: size) {
         case .whole: (range, status) = (0..<size, .ok)
@@ -156,7 +201,7 @@ extension SyncResponder {
             response.headers[.contentRange] = "bytes */\(size)"
             return response
         }
-        let chunks = try await attachments.store.read(sha256, range: range)
+        let chunks = try await store.read(sha256, range: range)
         return Response(
             status: status, headers: headers,
             body: ResponseBody(contentLength: Int(range.count)) { writer in

@@ -29,7 +29,9 @@ extension PostgresAttachmentStore: CollectingAttachmentStore {
             "WITH gone AS (DELETE FROM \(files) WHERE \"sha256\" = $1 AND \(Self.unchanged) RETURNING \"sha256\"), "
                 + "chunks AS (DELETE FROM \(chunks) WHERE \"sha256\" IN (SELECT \"sha256\" FROM gone)) SELECT count(*) FROM gone",
             Self.binds(sha256, Double(seconds)))
-        return try removed.first?.decode(Int64.self) ?? 0 > 0
+        let gone = try removed.first?.decode(Int64.self) ?? 0 > 0
+        if gone { resumable.forget(sha256) }
+        return gone
     }
 
     /// Unchanged for `$2` seconds, and no upload holding a running lease.

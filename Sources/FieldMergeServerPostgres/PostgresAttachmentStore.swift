@@ -9,7 +9,8 @@ import Synchronization
 ///
 /// ```
 /// __fm_attachments        "sha256" (key), "held" (bytes stored), "size" (set once finished),
-///                         "lease", "lease_until" (the open upload), "changed"
+///                         "lease", "lease_until" (the open upload), "changed",
+///                         "generation" (a random token set when the row is made)
 /// __fm_attachment_chunks  "sha256", "offset", "bytes" (at most ``chunkSize`` each)
 /// ```
 ///
@@ -20,6 +21,13 @@ import Synchronization
 /// process died. Finishing reads the chunks back one at a time to check the SHA-256, then
 /// sets `size`, which makes the bytes readable. Reads send one chunk per query. No call
 /// holds more than one chunk (plus what an upload has not yet written, under one chunk).
+///
+/// An upload closed before its end leaves its hash so far in this process
+/// (`ResumableDigests`, keyed by the row's `generation` and `held`): the next upload of the
+/// hash that this process takes goes on from it instead of reading the chunks back. Chunks
+/// are only ever appended while a row lives, and a row made again (after garbage collection
+/// or a mismatch removed it) has a new generation, so a kept hash always covers exactly
+/// the bytes held; an upload another process took reads them back once.
 public final class PostgresAttachmentStore: AttachmentStore {
     let connector: PostgresConnector
     /// The PostgreSQL schema (quoted) the tables are in.
@@ -31,6 +39,8 @@ public final class PostgresAttachmentStore: AttachmentStore {
     public let leaseSeconds: Int
     /// How uploads are hashed.
     public let hashing: AttachmentHashing
+    /// The hashes of uploads this process closed before their end.
+    let resumable = ResumableDigests()
 
     /// A store in the PostgreSQL schema `schema` (the URL's when nil) of `connector`'s
     /// database; ``prepare()`` makes its tables.
@@ -71,6 +81,8 @@ public final class PostgresAttachmentStore: AttachmentStore {
                     "CREATE TABLE IF NOT EXISTS \(files) (\"sha256\" TEXT PRIMARY KEY, \"held\" BIGINT NOT NULL DEFAULT 0, "
                         + "\"size\" BIGINT, \"lease\" TEXT, \"lease_until\" TIMESTAMPTZ, \"changed\" TIMESTAMPTZ NOT NULL DEFAULT now())",
                     PostgresBindings())
+                // Rows made before generations had none: their uploads read back once.
+                try await run("ALTER TABLE \(files) ADD COLUMN IF NOT EXISTS \"generation\" TEXT", PostgresBindings())
                 try await run(
                     "CREATE TABLE IF NOT EXISTS \(chunks) (\"sha256\" TEXT NOT NULL, \"offset\" BIGINT NOT NULL, "
                         + "\"bytes\" BYTEA NOT NULL, PRIMARY KEY (\"sha256\", \"offset\"))",
@@ -95,15 +107,21 @@ public final class PostgresAttachmentStore: AttachmentStore {
     public func upload(_ sha256: String, at offset: Int64) async throws -> any AttachmentUpload {
         try Self.checkHash(sha256)
         let lease = Self.newLease()
-        try await query("INSERT INTO \(files) (\"sha256\") VALUES ($1) ON CONFLICT (\"sha256\") DO NOTHING", Self.binds(sha256))
+        try await query(
+            "INSERT INTO \(files) (\"sha256\", \"generation\") VALUES ($1, $2) ON CONFLICT (\"sha256\") DO NOTHING",
+            Self.binds(sha256, Self.newLease()))
         // Taken only when finished is not, no lease is running and the offset is what is held:
         // one statement, so two processes cannot both take it.
         let taken = try await query(
             "UPDATE \(files) SET \"lease\" = $2, \"lease_until\" = now() + make_interval(secs => $4), \"changed\" = now() "
                 + "WHERE \"sha256\" = $1 AND \"size\" IS NULL AND (\"lease\" IS NULL OR \"lease_until\" < now()) AND \"held\" = $3 "
-                + "RETURNING \"held\"",
+                + "RETURNING \"generation\"",
             Self.binds(sha256, lease, offset, Double(leaseSeconds)))
-        if !taken.isEmpty { return PostgresAttachmentUpload(store: self, sha256: sha256, lease: lease, held: offset) }
+        if let row = taken.first {
+            let generation = try row.decode(String?.self)
+            let digest = generation.flatMap { resumable.take(sha256, held: offset, generation: $0) }
+            return PostgresAttachmentUpload(store: self, sha256: sha256, lease: lease, held: offset, generation: generation, digest: digest)
+        }
         // Why not: read after the fact, for the error only.
         guard let row = try await query(
             "SELECT \"held\", \"size\", \"lease\" IS NOT NULL AND \"lease_until\" >= now() FROM \(files) WHERE \"sha256\" = $1",
@@ -159,7 +177,7 @@ public final class PostgresAttachmentStore: AttachmentStore {
         guard AttachmentReference.isSHA256(sha256) else { throw ServerError(.badRequest, "not a SHA-256: \(sha256.prefix(80).debugDescription)") }
     }
 
-    /// 128 random bits, in hex: the token of one open upload.
+    /// 128 random bits, in hex: the token of one open upload, or of one row's generation.
     private static func newLease() -> String {
         var generator = SystemRandomNumberGenerator()
         return String(generator.next() as UInt64, radix: 16) + "-" + String(generator.next() as UInt64, radix: 16)

@@ -8,7 +8,8 @@ import PostgresNIO
 /// ``finish(size:)`` and ``close()``; a process that dies loses only those, and `held`
 /// in the table never counts bytes that are not stored. The SHA-256 is computed as chunks
 /// are written (after the chunks an earlier upload left, read back when this one writes
-/// its first), so finishing reads nothing back.
+/// its first, unless this process kept their hash: ``PostgresAttachmentStore``), so
+/// finishing reads nothing back.
 actor PostgresAttachmentUpload: AttachmentUpload {
     private let store: PostgresAttachmentStore
     private let sha256: String
@@ -22,11 +23,17 @@ actor PostgresAttachmentUpload: AttachmentUpload {
     /// are read.
     private var hasher: (any AttachmentDigest)?
 
-    init(store: PostgresAttachmentStore, sha256: String, lease: String, held: Int64) {
+    /// The row's generation (nil for a row made before generations): a hash kept at close
+    /// is tied to it.
+    private let generation: String?
+
+    init(store: PostgresAttachmentStore, sha256: String, lease: String, held: Int64, generation: String?, digest: (any AttachmentDigest)?) {
         self.store = store
         self.sha256 = sha256
         self.lease = lease
+        self.generation = generation
         written = held
+        hasher = digest
     }
 
     var held: Int64 { written + Int64(buffer.count) }
@@ -95,6 +102,7 @@ actor PostgresAttachmentUpload: AttachmentUpload {
             await release()
             throw error
         }
+        store.resumable.forget(sha256)
         guard written == size else {
             try await remove()
             throw AttachmentStoreError.sizeMismatch(expected: size, held: written)
@@ -116,7 +124,13 @@ actor PostgresAttachmentUpload: AttachmentUpload {
         guard open else { return }
         open = false
         // What could not be written is not held: a later upload resumes at the table's count.
-        try? await flush()
+        do {
+            try await flush()
+            // The hash of exactly what the table holds, for this process's next upload of it.
+            if let generation, let hasher { store.resumable.keep(sha256, held: written, generation: generation, digest: hasher) }
+        } catch {
+            store.resumable.forget(sha256)
+        }
         await release()
     }
 

@@ -51,7 +51,7 @@ extension DirectoryAttachmentStore: CollectingAttachmentStore {
             for path in [finishedPath(sha256), partialPath(sha256)] {
                 guard let (_, changed) = try Self.sizeAndTime(of: path), changed <= cutoff else { continue }
                 guard unlink(path) == 0 || errno == ENOENT else { throw DirectoryAttachmentStoreError(call: "unlink", path: path) }
-                forgetResumable(sha256)
+                resumable.forget(sha256)
                 removed = true
             }
             return removed

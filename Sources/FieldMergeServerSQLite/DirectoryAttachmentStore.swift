@@ -31,13 +31,10 @@ public final class DirectoryAttachmentStore: AttachmentStore {
 
     /// How uploads are hashed.
     public let hashing: AttachmentHashing
-    /// The hash so far of uploads closed before their end, with the bytes it covers: a
-    /// resumed upload goes on from it rather than reading its file again. A client that
-    /// uploads in pieces (one `PUT` each) would otherwise have every piece read all the
-    /// pieces before it: a 1 GiB upload in 4 MiB pieces read 128 GiB. Forgotten when the
-    /// file goes; at most ``resumableLimit`` are kept.
-    private let resumable = Mutex<[String: (held: Int64, digest: any AttachmentDigest)]>([:])
-    static let resumableLimit = 1_024
+    /// The hash so far of uploads closed before their end (`ResumableDigests`): a resumed
+    /// upload goes on from it rather than reading its file again. Forgotten when the file
+    /// goes; a partial file is only ever appended to while it exists.
+    let resumable = ResumableDigests()
 
     /// A store in `directory`, made (with its `partial` directory) when missing.
     ///
@@ -76,7 +73,7 @@ public final class DirectoryAttachmentStore: AttachmentStore {
             guard descriptor >= 0 else { throw DirectoryAttachmentStoreError(call: "open", path: partialPath(sha256)) }
             do {
                 return try DirectoryAttachmentUpload(
-                    store: self, sha256: sha256, descriptor: descriptor, held: held, digest: takeResumable(sha256, held: held))
+                    store: self, sha256: sha256, descriptor: descriptor, held: held, digest: resumable.take(sha256, held: held))
             } catch {
                 close(descriptor)
                 throw error
@@ -113,26 +110,6 @@ public final class DirectoryAttachmentStore: AttachmentStore {
     func release(_ sha256: String) {
         _ = uploading.withLock { $0.remove(sha256) }
     }
-
-    /// Keeps the hash of the `held` bytes of an upload that closed before its end.
-    func keepResumable(_ sha256: String, held: Int64, digest: any AttachmentDigest) {
-        resumable.withLock { kept in
-            if kept[sha256] == nil && kept.count >= Self.resumableLimit, let any = kept.keys.first { kept[any] = nil }
-            kept[sha256] = (held, digest)
-        }
-    }
-
-    /// The kept hash of `sha256` if it covers exactly the `held` bytes its file has; nil
-    /// otherwise (the file is then read once). Taken: an upload owns it from now on.
-    func takeResumable(_ sha256: String, held: Int64) -> (any AttachmentDigest)? {
-        resumable.withLock { kept in
-            guard let entry = kept.removeValue(forKey: sha256), entry.held == held else { return nil }
-            return entry.digest
-        }
-    }
-
-    /// Forgets the kept hash of `sha256` (its file was removed).
-    func forgetResumable(_ sha256: String) { _ = resumable.withLock { $0.removeValue(forKey: sha256) } }
 
     /// Why a hash is refused before a path is made of it: the caller should have checked.
     private static func checkHash(_ sha256: String) throws {

@@ -79,7 +79,7 @@ final class DirectoryAttachmentUpload: AttachmentUpload {
         }
         guard descriptor >= 0 else { return }
         _ = closeFile(descriptor)
-        if keepingHash { store.keepResumable(sha256, held: held, digest: hasher) }
+        if keepingHash { store.resumable.keep(sha256, held: held, digest: hasher) }
         store.release(sha256)
     }
 

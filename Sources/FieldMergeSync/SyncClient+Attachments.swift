@@ -10,6 +10,26 @@ extension SyncClient {
         downloadPolicies[entity] = policy
     }
 
+    /// Sets how often a sync ends by removing the cached attachment files no record
+    /// references and no upload needs (`Store.collectAttachmentsIfDue(everyMilliseconds:)`,
+    /// the last time kept in the store's file, so that it holds across launches): once a day
+    /// until set; nil never (the app calls `Store.collectAttachments()` itself).
+    public func setAttachmentCollection(every interval: Duration?) {
+        attachmentCollectionMilliseconds = interval.map { interval in
+            let (seconds, attoseconds) = interval.components
+            return max(0, seconds &* 1_000 &+ attoseconds / 1_000_000_000_000_000)
+        }
+    }
+
+    /// After a sync of a schema with attachments: collects the cache when it is due. A
+    /// failure does not fail the sync (its records are applied); the next sync tries again.
+    func collectAttachmentsIfDue(summary: inout SyncSummary) {
+        guard let interval = attachmentCollectionMilliseconds,
+            store.schema.entities.contains(where: { $0.fields.contains { $0.type == .attachment } })
+        else { return }
+        if let removed = try? store.collectAttachmentsIfDue(everyMilliseconds: interval) { summary.attachmentsCollected += removed }
+    }
+
     /// The download policy of `entity`.
     public func downloadPolicy(for entity: String) -> AttachmentDownloadPolicy { downloadPolicies[entity] ?? .onAccess }
 

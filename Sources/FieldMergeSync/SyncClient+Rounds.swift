@@ -12,6 +12,7 @@ extension SyncClient {
             do {
                 var done = try await rounds(job: job, maxRounds: maxRounds, summary: &summary)
                 await downloadEagerAttachments(summary: &done)
+                collectAttachmentsIfDue(summary: &done)
                 return .success(done)
             } catch let rejected as SyncRequestRejected where rejected.code == SyncStatus.resetRequired && rebases < Self.maxRebases {
                 // Deletes this replica has not seen were compacted on the server: download

@@ -85,6 +85,8 @@ public actor SyncClient {
     /// When attachments of each entity are downloaded (``AttachmentDownloadPolicy``);
     /// `onAccess` for entities not named.
     var downloadPolicies: [String: AttachmentDownloadPolicy] = [:]
+    /// How often a sync ends by collecting the attachment cache (``setAttachmentCollection(every:)``).
+    var attachmentCollectionMilliseconds: Int64? = 86_400_000
     /// Hears the bytes of attachments moving (``setAttachmentProgress(_:)``).
     var attachmentProgress: (@Sendable (AttachmentProgress) -> Void)?
     /// The downloads under way, by digest: a second opening of the same attachment waits

@@ -33,6 +33,9 @@ public struct SyncSummary: Sendable, Equatable {
     /// Attachments downloaded after the sync for entities downloaded eagerly
     /// (`AttachmentDownloadPolicy.eager`).
     public var attachmentsDownloaded = 0
+    /// Cached attachment files the sync's collection removed (no record references them and
+    /// no upload needs them; ``SyncClient/setAttachmentCollection(every:)``).
+    public var attachmentsCollected = 0
     /// Uploads the server refused (too large, the cached bytes do not have their hash) and
     /// eager downloads that failed: the sync itself went on. A refused upload is tried again
     /// after a wait, at most `Store.maxAttachmentAttempts` times; the records that reference
@@ -55,6 +58,7 @@ public struct SyncSummary: Sendable, Equatable {
         attachmentsUploaded += other.attachmentsUploaded
         attachmentBytesUploaded += other.attachmentBytesUploaded
         attachmentsDownloaded += other.attachmentsDownloaded
+        attachmentsCollected += other.attachmentsCollected
         attachmentFailures += other.attachmentFailures
         if let theirs = other.rebase {
             guard var mine = rebase else { rebase = theirs; return }

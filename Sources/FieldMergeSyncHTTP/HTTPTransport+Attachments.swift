@@ -10,7 +10,7 @@ import FieldMergeFiles
 /// §4), beside the sync URL (`…/sync` → `…/attachments/<sha256>`), with the same headers,
 /// token and error classification as `POST /sync`: 5xx, 408, 429 and network failures
 /// throw `TransportError`; other statuses `SyncRequestRejected` with the server's code, and
-/// so does 501 (a multi-tenant endpoint serves no attachments yet: not worth retrying).
+/// so does 501 (a server that serves no attachments, such as an older multi-tenant endpoint: not worth retrying).
 ///
 /// Uploads go in pieces of ``Configuration/attachmentPieceBytes`` read from the file, one
 /// `PUT` each with `Upload-Offset` and `Upload-Length`: memory holds one piece, and a piece
@@ -157,7 +157,7 @@ extension HTTPTransport: AttachmentTransport {
     }
 
     /// The sync endpoint's classification, but for 501: a server that serves no attachments
-    /// (a multi-tenant endpoint) will not later, so it refuses rather than fails.
+    /// (an older multi-tenant endpoint) will not later, so it refuses rather than fails.
     private func failure(_ status: Int, _ body: [UInt8], _ sha256: String) -> any Error {
         let origin = attachmentURL(sha256).absoluteString
         guard status == 501 else { return SyncStatus.clientError(status: status, body: body, origin: origin) }

@@ -89,15 +89,57 @@ import Testing
             downloaded.append(reference)
         }
         _ = try store.attachmentPath(downloaded[0])  // now the most recent
-        store.attachmentCacheLimit = 2_000
-        #expect(try store.evictAttachments() == 2)
+        // Setting the limit evicts at once: nothing is left to evict after.
+        try store.setAttachmentCacheLimit(2_000)
+        #expect(try store.evictAttachments() == 0)
         #expect(try store.attachmentPath(downloaded[1]) == nil && store.attachmentPath(downloaded[2]) == nil)
         #expect(try store.attachmentPath(downloaded[0]) != nil && store.attachmentPath(owed) != nil)
         // Below what the owed file takes alone: it still stays.
-        store.attachmentCacheLimit = 10
-        #expect(try store.evictAttachments() == 1)
+        try store.setAttachmentCacheLimit(10)
+        #expect(try store.evictAttachments() == 0)
         #expect(try Self.files(store) == [owed.sha256])
         #expect(try store.queuedAttachments().map(\.reference) == [owed])
+    }
+
+    @Test func theCacheLimit_isKeptInTheFile_andANegativeOneRefused() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("limit-\(UUID().uuidString).sqlite").path
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        do {
+            let store = try Store(.file(path: path), schema: Self.schema, replica: ReplicaID(1))
+            #expect(store.attachmentCacheLimit == nil)
+            try store.setAttachmentCacheLimit(5_000)
+            #expect(throws: StoreError.self) { try store.setAttachmentCacheLimit(-1) }
+            #expect(store.attachmentCacheLimit == 5_000)
+            store.close()
+        }
+        do {
+            let store = try Store(.file(path: path), schema: Self.schema)
+            #expect(store.attachmentCacheLimit == 5_000)
+            try store.setAttachmentCacheLimit(nil)
+            store.close()
+        }
+        let store = try Store(.file(path: path), schema: Self.schema)
+        #expect(store.attachmentCacheLimit == nil)
+        store.close()
+    }
+
+    @Test func collectingWhenDue_runsOncePerInterval_byTheStoresClock() throws {
+        let wall = ManualWallClock(milliseconds: 1_000_000)
+        let store = try Store(.memory, schema: Self.schema, replica: ReplicaID(1), wall: wall)
+        let id = try store.untyped.insert("photos", values: ["x", .null])
+        let first = try store.attach(Self.bytes(100, seed: 1), mediaType: "image/png", to: "photos", id: id, field: "image")
+        _ = try store.attach(Self.bytes(100, seed: 2), mediaType: "image/png", to: "photos", id: id, field: "image")
+        try store.markAttachmentUploaded(first.sha256)
+        // Never ran: due. Nothing removable yet is still a run.
+        #expect(try store.collectAttachmentsIfDue(everyMilliseconds: 60_000) == 1)
+        _ = try store.attach(Self.bytes(100, seed: 3), mediaType: "image/png", to: "photos", id: id, field: "image")
+        wall.advance(by: 59_999)
+        #expect(try store.collectAttachmentsIfDue(everyMilliseconds: 60_000) == nil)
+        wall.advance(by: 1)
+        #expect(try store.collectAttachmentsIfDue(everyMilliseconds: 60_000) == 0)  // the second is owed still
+        // A clock that went back counts as due.
+        wall.advance(by: -120_000)
+        #expect(try store.collectAttachmentsIfDue(everyMilliseconds: 60_000) == 0)
     }
 
     @Test func collecting_removesWhatNoRecordOrUploadNeeds() throws {

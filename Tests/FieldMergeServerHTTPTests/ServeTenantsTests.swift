@@ -63,6 +63,37 @@ import Testing
         #expect(try TenantDirectoryTests.files(in: folder) == ["acme.sqlite", "globex.sqlite"])
     }
 
+    @Test func serveTenants_keepsEachTenantsAttachmentsBesideItsFile() async throws {
+        let folder = try TenantDirectoryTests.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let schemaFile = folder + ".schema.json"
+        try Data(SchemaDocument.encode(try AttachmentTestServer.schema()).rendered().utf8).write(to: URL(fileURLWithPath: schemaFile))
+        defer { try? FileManager.default.removeItem(atPath: schemaFile) }
+        let serve = try ServeProcess.start(
+            ["serve", "--port", "0", "--tenants", folder, "--schema", schemaFile, "--jwt-secret-env", Self.secretVariable],
+            environment: [Self.secretVariable: String(decoding: TestTokens.secret, as: UTF8.self)])
+        guard let port = try await serve.port() else {
+            let errors = serve.errors
+            try await serve.stop(SIGKILL)
+            Issue.record("serve --tenants did not listen: \(errors)")
+            return
+        }
+        let bytes = AttachmentTestServer.random(30_000)
+        let hash = AttachmentTestServer.hash(bytes)
+        let acme = bearer(try await TestTokens.token("ann", tenant: "acme"))
+        let put = try await RawHTTP.exchange(port: port, method: "PUT", path: "/attachments/\(hash)", headers: acme, body: bytes)
+        #expect(put.status == 201)
+        let created = try await RawHTTP.exchange(port: port, headers: acme, body: TenantAttachmentTests.createPhoto(hash, size: bytes.count))
+        #expect(created.status == 200 && !String(decoding: created.body, as: UTF8.self).contains("attachmentMissing"))
+        let download = try await RawHTTP.exchange(port: port, method: "GET", path: "/attachments/\(hash)", headers: acme)
+        #expect(download.status == 200 && download.body == bytes && download.headers["content-type"] == "image/jpeg")
+        let globex = bearer(try await TestTokens.token("eve", tenant: "globex"))
+        #expect(try await RawHTTP.exchange(port: port, method: "GET", path: "/attachments/\(hash)", headers: globex).status == 403)
+        #expect(try await serve.stop() == 0)
+        #expect(FileManager.default.fileExists(atPath: folder + "/acme.sqlite.attachments"))
+        #expect(!FileManager.default.fileExists(atPath: folder + "/globex.sqlite"))
+    }
+
     @Test func serveTenants_refusesWhatItCannotDo() async throws {
         let folder = try TenantDirectoryTests.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }

@@ -57,11 +57,12 @@ func withAuthenticatedServer<T>(
 /// Runs `body` against a live multi-tenant server over `tenants` that requires tokens
 /// `verifier` accepts (the token's `tenant` claim picks the data set).
 func withTenantServer<T>(
-    _ tenants: TenantDirectory, schema: Schema, verifier: TokenVerifier, _ body: (RunningServer) async throws -> T
+    _ tenants: TenantDirectory, schema: Schema, verifier: TokenVerifier, configuration: SyncHTTPServer.Configuration = .init(port: 0),
+    _ body: (RunningServer) async throws -> T
 ) async throws -> T {
     try await withHTTPServer(making: { logger, onListening in
         SyncHTTPServer(
-            tenants: tenants, schema: schema, configuration: .init(port: 0), logger: logger,
+            tenants: tenants, schema: schema, configuration: configuration, logger: logger,
             middleware: { $0.add(middleware: BearerAuthenticator(verifier: verifier)) }, onListening: onListening)
     }, body)
 }

@@ -45,7 +45,7 @@ import Testing
         let server = try await server(scoped: false)
         for identity in [nil, SyncIdentity(user: "ann"), SyncIdentity(user: "zoe")] {
             for hash in [Self.annPhoto, Self.bobPhoto, Self.avatar] {
-                #expect(try await server.attachmentAccess(hash, identity: identity) == .allowed)
+                #expect(try await server.attachmentAccess(hash, identity: identity) == .allowed(mediaType: "image/png"))
             }
         }
         #expect(try await server.attachmentAccess(Self.hex("4"), identity: nil) == .unreferenced)
@@ -56,16 +56,48 @@ import Testing
     @Test func withScopes_onlyTheRootsAUserIsGrantedCount() async throws {
         let server = try await server(scoped: true)
         let ann = SyncIdentity(user: "ann"), bob = SyncIdentity(user: "bob"), zoe = SyncIdentity(user: "zoe")
-        #expect(try await server.attachmentAccess(Self.annPhoto, identity: ann) == .allowed)
+        #expect(try await server.attachmentAccess(Self.annPhoto, identity: ann) == .allowed(mediaType: "image/png"))
         #expect(try await server.attachmentAccess(Self.bobPhoto, identity: ann) == .unreferenced)
         #expect(try await server.attachmentAccess(Self.annPhoto, identity: bob) == .unreferenced)
-        #expect(try await server.attachmentAccess(Self.bobPhoto, identity: bob) == .allowed)
+        #expect(try await server.attachmentAccess(Self.bobPhoto, identity: bob) == .allowed(mediaType: "image/png"))
         #expect(try await server.attachmentAccess(Self.annPhoto, identity: zoe) == .unreferenced)
-        #expect(try await server.attachmentAccess(Self.annPhoto, identity: Self.admin) == .allowed)
-        #expect(try await server.attachmentAccess(Self.bobPhoto, identity: Self.admin) == .allowed)
+        #expect(try await server.attachmentAccess(Self.annPhoto, identity: Self.admin) == .allowed(mediaType: "image/png"))
+        #expect(try await server.attachmentAccess(Self.bobPhoto, identity: Self.admin) == .allowed(mediaType: "image/png"))
         // An unscoped entity's records are everyone's.
-        #expect(try await server.attachmentAccess(Self.avatar, identity: zoe) == .allowed)
-        #expect(try await server.attachmentAccess(Self.avatar, identity: nil) == .allowed)
+        #expect(try await server.attachmentAccess(Self.avatar, identity: zoe) == .allowed(mediaType: "image/png"))
+        #expect(try await server.attachmentAccess(Self.avatar, identity: nil) == .allowed(mediaType: "image/png"))
+    }
+
+    @Test func aRootASubscribeGrantAllows_counts_withoutNamingSubscriptions() async throws {
+        // Ann owns P1; anyone may subscribe to P2 (its name is "P2"); the role "auditor"
+        // may subscribe to any project; admins hold every project.
+        var options = RevisionServer.Options()
+        options.scopes = ScopeRules([
+            SyncScope(
+                "project", root: "projects", members: ["tasks": "projectID"],
+                grants: [
+                    .roots(where: [SyncScope.Condition("ownerID", .claim("sub"))]),
+                    .subscribe(where: [SyncScope.Condition("name", .value(.text("P2")))]),
+                    .subscribe(roles: ["auditor"]), .roles(["admin"]),
+                ])
+        ])
+        let server = try RevisionServer(.memory, schema: Self.schema, options: options)
+        _ = try await server.handle(SyncRequest(maxRevision: 0, changeSets: [Send.changeSet(
+            Send.create("projects", -1, [.text("P1"), .text("ann")]), Send.create("projects", -2, [.text("P2"), .text("bob")]),
+            Send.create("projects", -3, [.text("P3"), .text("bob")]))]), identity: Self.admin)
+        _ = try await server.handle(SyncRequest(maxRevision: 1, changeSets: [Send.changeSet(
+            Send.create("tasks", -1, [.text("t1"), .integer(1), .text("sha256:\(Self.annPhoto);10;image/jpeg")]),
+            Send.create("tasks", -2, [.text("t2"), .integer(2), .text("sha256:\(Self.bobPhoto);10;application/pdf")]),
+            Send.create("tasks", -3, [.text("t3"), .integer(3), Self.reference(Self.avatar)]))]), identity: Self.admin)
+        let zoe = SyncIdentity(user: "zoe"), auditor = SyncIdentity(user: "eve", roles: ["auditor"])
+        // P2 is open to subscription: its task's photo is zoe's to download, as the media type the record names.
+        #expect(try await server.attachmentAccess(Self.bobPhoto, identity: zoe) == .allowed(mediaType: "application/pdf"))
+        #expect(try await server.attachmentAccess(Self.annPhoto, identity: zoe) == .unreferenced)
+        #expect(try await server.attachmentAccess(Self.avatar, identity: zoe) == .unreferenced)
+        #expect(try await server.attachmentAccess(Self.annPhoto, identity: SyncIdentity(user: "ann")) == .allowed(mediaType: "image/jpeg"))
+        for hash in [Self.annPhoto, Self.bobPhoto, Self.avatar] {
+            #expect(try await server.attachmentAccess(hash, identity: auditor) != .unreferenced)
+        }
     }
 
     @Test func anEntityTheUserMayNotRead_grantsNothing() async throws {
@@ -74,7 +106,7 @@ import Testing
         let server = try RevisionServer(.memory, schema: Self.schema, options: options)
         _ = try await server.handle(SyncRequest(
             maxRevision: 0, changeSets: [Send.changeSet(Send.create("users", -1, [.text("ann"), Self.reference(Self.avatar)]))]))
-        #expect(try await server.attachmentAccess(Self.avatar, identity: SyncIdentity(user: "ann")) == .allowed)
+        #expect(try await server.attachmentAccess(Self.avatar, identity: SyncIdentity(user: "ann")) == .allowed(mediaType: "image/png"))
         #expect(try await server.attachmentAccess(Self.avatar, identity: SyncIdentity(user: "bob")) == .unreferenced)
     }
 }

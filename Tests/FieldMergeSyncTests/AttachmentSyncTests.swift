@@ -277,4 +277,30 @@ import FieldMergeFiles
         #expect(try await world.serverReferences() == [reference.text, reference.text])
         #expect(try await a.withStore { try $0.unsyncedChanges() }.isEmpty)
     }
+
+    @Test func aSync_collectsTheCacheOncePerInterval() async throws {
+        let world = try AttachmentWorld()
+        let a = try world.device(1, world.transport())
+        let first = try await world.photo(a, AttachmentWorld.random(2_000, seed: 21))
+        _ = try await a.sync()  // uploaded; the day's collection finds nothing to remove
+        // The photo is replaced: once uploaded, the first file is unreferenced.
+        let second = try await a.write { store in
+            try store.attach(AttachmentWorld.random(3_000, seed: 22), mediaType: "image/jpeg", to: "photos", id: 1, field: "image")
+        }
+        let synced = try await a.sync()
+        #expect(synced.attachmentsCollected == 0)  // collected less than a day ago
+        #expect(try await a.withStore { try $0.attachmentPath(first) } != nil)
+        await a.setAttachmentCollection(every: .zero)
+        let collected = try await a.sync()
+        #expect(collected.attachmentsCollected == 1)
+        #expect(try await a.withStore { try $0.attachmentPath(first) } == nil)
+        #expect(try await a.withStore { try $0.attachmentPath(second) } != nil)
+        await a.setAttachmentCollection(every: nil)
+        _ = try await a.write { store in
+            try store.attach(AttachmentWorld.random(1_000, seed: 23), mediaType: "image/jpeg", to: "photos", id: 1, field: "image")
+        }
+        _ = try await a.sync()
+        #expect(try await a.sync().attachmentsCollected == 0)
+        #expect(try await a.withStore { try $0.attachmentPath(second) } != nil)  // never collected now
+    }
 }

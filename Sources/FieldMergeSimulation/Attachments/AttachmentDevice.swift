@@ -26,7 +26,7 @@ final class AttachmentDevice {
         index: Int, path: String, schema: Schema, link: AttachmentLink, policies: [String: AttachmentDownloadPolicy], cacheLimit: Int64?
     ) async throws -> SyncClient {
         let store = try Store(.file(path: path), schema: schema, replica: ReplicaID(firstReplica + UInt64(index)))
-        store.attachmentCacheLimit = cacheLimit
+        try store.setAttachmentCacheLimit(cacheLimit)
         let client = SyncClient(store: store, transport: link)
         for (entity, policy) in policies { await client.setDownloadPolicy(policy, for: entity) }
         return client
