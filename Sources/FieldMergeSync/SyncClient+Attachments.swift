@@ -115,27 +115,62 @@ extension SyncClient {
         return try store.adoptAttachment(partial, as: reference)
     }
 
+    /// Sets how many eager downloads (``AttachmentDownloadPolicy/eager``) run at once after
+    /// a sync: 4 until set, at least 1. Several at once hide each download's round trips
+    /// (a phone on a slow network with many small photos); each still streams into its file.
+    public func setEagerDownloadConcurrency(_ count: Int) {
+        eagerDownloadConcurrency = max(1, count)
+    }
+
     /// After a sync: downloads what records of entities with the policy
-    /// ``AttachmentDownloadPolicy/eager`` reference and the cache lacks, one at a time.
-    /// Failures are reported in ``SyncSummary/attachmentFailures``; they do not fail the
-    /// sync, whose records are applied.
+    /// ``AttachmentDownloadPolicy/eager`` reference and the cache lacks, up to
+    /// ``setEagerDownloadConcurrency(_:)`` at a time. Failures are reported in
+    /// ``SyncSummary/attachmentFailures``; they do not fail the sync, whose records are applied.
     func downloadEagerAttachments(summary: inout SyncSummary) async {
         let eager = store.schema.entities.map(\.name).filter { downloadPolicies[$0] == .eager }
+        var wanted: [(entity: String, reference: AttachmentReference)] = []
+        var seen = Set<String>()
         for entity in eager {
             let references: [AttachmentReference]
             do { references = try store.attachmentReferences(of: entity) } catch { continue }
-            for reference in references {
-                if Task.isCancelled { return }
+            for reference in references where seen.insert(reference.sha256).inserted {
                 do {
-                    if try store.attachmentPath(reference) != nil { continue }
-                    _ = try await attachment(reference, entity: entity)
-                    summary.attachmentsDownloaded += 1
+                    if try store.attachmentPath(reference) == nil { wanted.append((entity, reference)) }
                 } catch {
-                    let failure = AttachmentError(classifying: error)
-                    summary.attachmentFailures.append(AttachmentFailure(
-                        reference: reference, direction: .download, code: failure.code, message: failure.message, attempts: 1, givenUp: false))
+                    summary.attachmentFailures.append(Self.downloadFailure(reference, error))
                 }
             }
         }
+        guard !wanted.isEmpty else { return }
+        let width = eagerDownloadConcurrency
+        var next = wanted.makeIterator()
+        await withTaskGroup(of: (AttachmentReference, (any Error)?).self) { group in
+            func startNext() {
+                guard !Task.isCancelled, let item = next.next() else { return }
+                group.addTask {
+                    do {
+                        _ = try await self.attachment(item.reference, entity: item.entity)
+                        return (item.reference, nil)
+                    } catch {
+                        return (item.reference, error)
+                    }
+                }
+            }
+            for _ in 0..<width { startNext() }
+            while let (reference, error) = await group.next() {
+                if let error {
+                    summary.attachmentFailures.append(Self.downloadFailure(reference, error))
+                } else {
+                    summary.attachmentsDownloaded += 1
+                }
+                startNext()
+            }
+        }
+    }
+
+    /// A failed download as the summary reports it.
+    static func downloadFailure(_ reference: AttachmentReference, _ error: any Error) -> AttachmentFailure {
+        let failure = AttachmentError(classifying: error)
+        return AttachmentFailure(reference: reference, direction: .download, code: failure.code, message: failure.message, attempts: 1, givenUp: false)
     }
 }

@@ -85,6 +85,8 @@ public actor SyncClient {
     /// When attachments of each entity are downloaded (``AttachmentDownloadPolicy``);
     /// `onAccess` for entities not named.
     var downloadPolicies: [String: AttachmentDownloadPolicy] = [:]
+    /// How many eager downloads run at once after a sync (``setEagerDownloadConcurrency(_:)``).
+    var eagerDownloadConcurrency = 4
     /// How often a sync ends by collecting the attachment cache (``setAttachmentCollection(every:)``).
     var attachmentCollectionMilliseconds: Int64? = 86_400_000
     /// Hears the bytes of attachments moving (``setAttachmentProgress(_:)``).

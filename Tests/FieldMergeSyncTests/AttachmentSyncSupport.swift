@@ -83,6 +83,9 @@ final class CountingTransport: SyncTransport, AttachmentTransport {
         var uploads = 0
         var uploadOffsets: [Int64] = []
         var downloads = 0
+        /// Downloads under way now, and the most at once so far.
+        var downloading = 0
+        var mostDownloading = 0
     }
 
     let inner: InProcessTransport
@@ -90,6 +93,8 @@ final class CountingTransport: SyncTransport, AttachmentTransport {
     let offline = Mutex(false)
     /// Downloads arrive with a byte flipped.
     let damaging = Mutex(false)
+    /// How long each download waits before it begins (a slow network's round trip).
+    let downloadDelay = Mutex(Duration.zero)
 
     init(_ inner: InProcessTransport) { self.inner = inner }
 
@@ -127,7 +132,14 @@ final class CountingTransport: SyncTransport, AttachmentTransport {
         _ sha256: String, range: Range<Int64>?, to path: String, progress: (@Sendable (Int64) -> Void)?
     ) async throws {
         try checkOnline()
-        counts.withLock { $0.downloads += 1 }
+        counts.withLock {
+            $0.downloads += 1
+            $0.downloading += 1
+            $0.mostDownloading = max($0.mostDownloading, $0.downloading)
+        }
+        defer { counts.withLock { $0.downloading -= 1 } }
+        let delay = downloadDelay.withLock { $0 }
+        if delay > .zero { try await Task.sleep(for: delay) }
         guard damaging.withLock({ $0 }) else { return try await inner.downloadAttachment(sha256, range: range, to: path, progress: progress) }
         // A byte damaged on the way: flipped in the file before any progress is heard.
         let before = (try? AttachmentFiles.size(of: path)) ?? 0

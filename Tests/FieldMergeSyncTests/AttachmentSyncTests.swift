@@ -303,4 +303,24 @@ import FieldMergeFiles
         #expect(try await a.sync().attachmentsCollected == 0)
         #expect(try await a.withStore { try $0.attachmentPath(second) } != nil)  // never collected now
     }
+
+    @Test func eagerDownloads_runSeveralAtOnce_upToTheSetWidth() async throws {
+        let world = try AttachmentWorld()
+        let a = try world.device(1, world.transport())
+        var references: [AttachmentReference] = []
+        for seed in UInt64(30)..<38 { references.append(try await world.photo(a, AttachmentWorld.random(5_000, seed: seed))) }
+        _ = try await a.sync()
+        for (width, replica) in [(3, UInt64(2)), (1, UInt64(3))] {
+            let transport = world.transport()
+            transport.downloadDelay.withLock { $0 = .milliseconds(200) }
+            let b = try world.device(replica, transport)
+            await b.setDownloadPolicy(.eager, for: "photos")
+            await b.setEagerDownloadConcurrency(width)
+            let summary = try await b.sync()
+            #expect(summary.attachmentsDownloaded == references.count && summary.attachmentFailures.isEmpty)
+            #expect(transport.snapshot.downloads == references.count)
+            #expect(transport.snapshot.mostDownloading == width)
+            for reference in references { #expect(try await b.withStore { try $0.attachmentBytes(reference) }?.count == 5_000) }
+        }
+    }
 }
