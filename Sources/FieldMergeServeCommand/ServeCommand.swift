@@ -59,6 +59,12 @@ public struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The PostgreSQL schema of the data set (default: the URL's schema parameter, else public).")
     var postgresSchema: String?
 
+    @Option(help: "With --postgres: the most connections this process opens to PostgreSQL (default 4).")
+    var postgresPool: Int?
+
+    @Option(help: "With --postgres: seconds one statement may run before PostgreSQL cancels it (the request then fails retryably, having changed nothing); 0 for the database's own setting (default 30).")
+    var postgresStatementTimeout: Double?
+
     @Option(help: "strict (a stale change set is a conflict, as in the case study) or merge.")
     var mode: Mode = .strict
 
@@ -109,6 +115,13 @@ public struct ServeCommand: AsyncParsableCommand {
             throw ValidationError("give either --db FILE, --postgres URL or --tenants DIR")
         }
         if postgres == nil, postgresSchema != nil { throw ValidationError("--postgres-schema needs --postgres") }
+        if postgres == nil, postgresPool != nil || postgresStatementTimeout != nil {
+            throw ValidationError("--postgres-pool and --postgres-statement-timeout need --postgres")
+        }
+        if let postgresPool, !(1...1_000).contains(postgresPool) { throw ValidationError("--postgres-pool must be within 1...1000") }
+        if let postgresStatementTimeout, !(0...86_400).contains(postgresStatementTimeout) {
+            throw ValidationError("--postgres-statement-timeout must be within 0...86400 seconds")
+        }
         if postgres != nil, durable { throw ValidationError("--durable is for SQLite; PostgreSQL's durability is its own settings'") }
         if let postgres {
             do { _ = try PostgresURL(postgres) } catch { throw ValidationError("--postgres: \(error)") }
@@ -215,7 +228,12 @@ public struct ServeCommand: AsyncParsableCommand {
     /// The connections to `--postgres`'s database, or nil with `--db`.
     private func postgresConnector() throws -> PostgresConnector? {
         guard let postgres else { return nil }
-        do { return PostgresConnector(try PostgresURL(postgres)) } catch {
+        let timeout = postgresStatementTimeout ?? 30
+        do {
+            return PostgresConnector(
+                try PostgresURL(postgres), maximumConnections: postgresPool ?? 4,
+                statementTimeout: timeout > 0 ? .milliseconds(Int64(timeout * 1_000)) : nil)
+        } catch {
             Self.fail("\(error)")
             throw ExitCode(1)
         }

@@ -86,6 +86,7 @@ extension RevisionServer {
             let owner = identity.map { "\($0.user.utf8.count):\($0.user)" } ?? ""
             let replyKey = request.clientID.map { client in identity == nil ? client : "\(owner)/\(client)" }
             return try await storage.write { () async throws -> SyncResponse in
+                replayedStoredReply = false  // a transaction the storage runs again starts afresh
                 if let replyKey, let id = request.requestID, let stored = try await storage.reply(client: replyKey, request: id) {
                     if let digest = stored.digest, digest != RequestDigest(sent).value {
                         throw ServerError(

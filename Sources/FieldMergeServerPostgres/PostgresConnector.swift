@@ -20,10 +20,18 @@ public final class PostgresConnector: Sendable {
     ///   - url: The database.
     ///   - maximumConnections: The most connections the pool opens (a server uses one at a
     ///     time per request in flight).
+    ///   - statementTimeout: How long one statement may run before PostgreSQL cancels it
+    ///     (`statement_timeout` of every pooled connection; SQLSTATE 57014, a storage error
+    ///     the client retries, the transaction having changed nothing); nil, the default,
+    ///     leaves the database's own setting.
     ///   - applicationName: How the connections name themselves to PostgreSQL
     ///     (`application_name` in `pg_stat_activity`).
     ///   - logger: Where the client logs its background work; nowhere by default.
-    public init(_ url: PostgresURL, maximumConnections: Int = 4, applicationName: String = "fieldmerge", logger: Logger? = nil) {
+    public init(
+        _ url: PostgresURL, maximumConnections: Int = 4, statementTimeout: Duration? = nil, applicationName: String = "fieldmerge",
+        logger: Logger? = nil
+    ) {
+        precondition(maximumConnections > 0, "maximumConnections must be positive")
         self.url = url
         let logger = logger ?? Logger(label: "FieldMerge.Postgres", factory: { _ in SwiftLogNoOpLogHandler() })
         self.logger = logger
@@ -33,6 +41,11 @@ public final class PostgresConnector: Sendable {
         configuration.options.maximumConnections = maximumConnections
         configuration.options.connectTimeout = .seconds(10)
         configuration.options.additionalStartupParameters = [("application_name", applicationName)]
+        if let statementTimeout {
+            let (seconds, attoseconds) = statementTimeout.components
+            let milliseconds = max(1, seconds * 1_000 + attoseconds / 1_000_000_000_000_000)
+            configuration.options.additionalStartupParameters.append(("statement_timeout", String(milliseconds)))
+        }
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         self.client = client
         runner = Task { await client.run() }

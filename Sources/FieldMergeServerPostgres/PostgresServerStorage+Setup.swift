@@ -24,6 +24,8 @@ extension PostgresServerStorage {
         }
         try await connector.check()
         try await transaction("BEGIN") {
+            // Opening may migrate a large data set: no statement timeout of the pool's applies.
+            try await run("SET LOCAL statement_timeout = 0")
             try await run("SELECT pg_advisory_xact_lock(hashtext($1))", Self.binds("fieldmerge:" + schemaName))
             try await run("CREATE SCHEMA IF NOT EXISTS \(self.schema)")
             let found = try await scalar(

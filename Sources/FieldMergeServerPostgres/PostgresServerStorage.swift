@@ -57,6 +57,8 @@ public final class PostgresServerStorage: ServerStorage {
     private var lockedState: ServerState?
     /// How many statements (round trips) the storage has sent: what tests count per request.
     package private(set) var statementCount = 0
+    /// How many write transactions ran again after a serialization failure or deadlock.
+    package private(set) var retriedTransactions = 0
 
     /// A storage in the PostgreSQL schema `schema` (the URL's when nil) of `connector`'s database.
     ///
@@ -77,13 +79,38 @@ public final class PostgresServerStorage: ServerStorage {
 
     // MARK: Transactions
 
+    /// A write transaction that PostgreSQL ended with a serialization failure or a deadlock
+    /// (SQLSTATE 40001, 40P01: it rolled back, having changed nothing) runs again, `body`
+    /// included, after a short random wait, up to ``maxAttempts`` times in all; only then
+    /// does the error reach the caller, as a storage error the client retries.
     public nonisolated(nonsending) func write<T>(_ body: nonisolated(nonsending) () async throws -> T) async throws -> T {
-        try await transaction("BEGIN ISOLATION LEVEL READ COMMITTED") {
-            // Every writer of the data set queues here; the lock holds until COMMIT. The rows
-            // it returns are the state that ``state()`` answers in this transaction.
-            lockedState = try state(from: try await run("SELECT \"key\", \"value\" FROM \(named("__fm_server")) FOR UPDATE"))
-            return try await body()
+        var attempt = 1
+        while true {
+            do {
+                return try await transaction("BEGIN ISOLATION LEVEL READ COMMITTED") {
+                    // Every writer of the data set queues here; the lock holds until COMMIT. The
+                    // rows it returns are the state that ``state()`` answers in this transaction.
+                    lockedState = try state(from: try await run("SELECT \"key\", \"value\" FROM \(named("__fm_server")) FOR UPDATE"))
+                    return try await body()
+                }
+            } catch {
+                guard attempt < Self.maxAttempts, Self.isTransient(error) else { throw error }
+                attempt += 1
+                retriedTransactions += 1
+                try await Task.sleep(for: .milliseconds(Int.random(in: 5...25) * attempt))
+            }
         }
+    }
+
+    /// How many times a write transaction runs before a serialization failure or deadlock
+    /// reaches the caller.
+    public static let maxAttempts = 4
+
+    /// Whether `error` is PostgreSQL ending a transaction that may succeed when run again:
+    /// a serialization failure (40001) or a deadlock (40P01).
+    static func isTransient(_ error: any Error) -> Bool {
+        guard let error = ((error as? ServerError)?.cause ?? error) as? PSQLError, let state = error.serverInfo?[.sqlState] else { return false }
+        return state == "40001" || state == "40P01"
     }
 
     public nonisolated(nonsending) func read<T>(_ body: nonisolated(nonsending) () async throws -> T) async throws -> T {

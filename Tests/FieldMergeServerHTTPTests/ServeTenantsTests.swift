@@ -107,6 +107,13 @@ import Testing
         let both = try await ServeProcess.run(["serve", "--tenants", folder, "--db", folder + "/x.sqlite", "--jwt-secret-env", Self.secretVariable])
         #expect(both.status == 64)
         #expect(try TenantDirectoryTests.files(in: folder).isEmpty)
+        for arguments in [["--db", folder + "/p.sqlite", "--postgres-pool", "8"], ["--db", folder + "/p.sqlite", "--postgres-statement-timeout", "5"],
+                          ["--postgres", "postgres://u:p@127.0.0.1:1/db", "--postgres-pool", "0"],
+                          ["--postgres", "postgres://u:p@127.0.0.1:1/db", "--postgres-statement-timeout", "-1"]] {
+            let refused = try await ServeProcess.run(["serve"] + arguments)
+            #expect(refused.status == 64, "\(arguments)")
+            #expect(refused.errors.contains("--postgres-"), "\(refused.errors)")
+        }
         let retention = try await ServeProcess.run(["serve", "--db", folder + "/r.sqlite", "--reply-retention-days", "0"])
         #expect(retention.status == 64)
         #expect(retention.errors.contains("--reply-retention-days must be above 0"), "\(retention.errors)")

@@ -212,6 +212,84 @@ struct PostgresRevisionTests {
         }
     }
 
+    @Test func aDeadlock_isRunAgainInsideTheServer_andTheRequestApplies() async throws {
+        try await PostgresTestDatabase.with { database in
+            let server = try await database.server(schema)
+            _ = try await server.handle(SyncRequest(maxRevision: 0, changeSets: [createList("before")]))
+            let request = SyncRequest(maxRevision: 1, changeSets: [createList("after")], clientID: "phone", requestID: "r2")
+            let (ids, state) = ("\"\(database.url.schema)\".\"__fm_ids\"", "\"\(database.url.schema)\".\"__fm_server\"")
+            // Another session holds the id counter of lists; the request takes the state row and
+            // waits for the counter; then the session asks for the state row: a deadlock, which
+            // PostgreSQL breaks by ending the transaction that waited first, the server's.
+            let admin = PostgresConnector(database.url, applicationName: "fm_admin")
+            let (outcome, sessionGotTheLock) = try await admin.client.withConnection { connection in
+                let log = admin.logger
+                try await connection.query("BEGIN", logger: log)
+                try await connection.query(PostgresQuery(unsafeSQL: "UPDATE \(ids) SET \"next\" = \"next\" WHERE \"entity\" = 'lists'"), logger: log)
+                async let waiting: Result<SyncResponse, ServerError> = {
+                    do throws(ServerError) { return .success(try await server.handle(request)) } catch { return .failure(error) }
+                }()
+                let waiters = PostgresQuery(
+                    unsafeSQL: "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'",
+                    binds: PostgresServerStorage.binds(database.url.schema))
+                while try await connection.query(waiters, logger: log).collect().first?.decode(Int64.self) == 0 {
+                    try await Task.sleep(for: .milliseconds(10))
+                }
+                var gotTheLock = true
+                do {
+                    try await connection.query(PostgresQuery(unsafeSQL: "SELECT 1 FROM \(state) FOR UPDATE"), logger: log)
+                } catch {
+                    gotTheLock = false  // this session was the victim after all: nothing proven
+                }
+                try await connection.query("ROLLBACK", logger: log)
+                return (await waiting, gotTheLock)
+            }
+            await admin.shutdown()
+            #expect(sessionGotTheLock, "PostgreSQL ended the other session, not the server's transaction")
+            guard case .success(let response) = outcome else {
+                Issue.record("the request failed instead of running again: \(outcome)")
+                return
+            }
+            #expect(response.maxRevision == 2)
+            let all = try await server.handle(SyncRequest(maxRevision: 0, changeSets: []))
+            #expect(all.changeSets.flatMap { $0.entities.flatMap(\.records) }.map(\.values) == [[.text("before")], [.text("after")]])
+            // Its retry is answered from the stored reply: the run that went through kept it.
+            #expect(try await server.handle(request).maxRevision == 2)
+            #expect(try await database.count("SELECT count(*) FROM \"\(database.url.schema)\".\"lists\"") == 2)
+        }
+    }
+
+    @Test func aStatementPastTheTimeout_isCancelled_asARetryableErrorThatChangedNothing() async throws {
+        try await PostgresTestDatabase.with { database in
+            let server = try await database.server(schema, statementTimeout: .milliseconds(300))
+            _ = try await server.handle(SyncRequest(maxRevision: 0, changeSets: [createList("before")]))
+            let admin = PostgresConnector(database.url, applicationName: "fm_admin")
+            let outcome = try await admin.client.withConnection { connection in
+                let log = admin.logger
+                try await connection.query("BEGIN", logger: log)
+                try await connection.query(PostgresQuery(unsafeSQL: "SELECT 1 FROM \"\(database.url.schema)\".\"__fm_server\" FOR UPDATE"), logger: log)
+                // Held for longer than the timeout: the request's wait for the lock is cancelled.
+                let result: Result<SyncResponse, ServerError>
+                do throws(ServerError) {
+                    result = .success(try await server.handle(SyncRequest(maxRevision: 1, changeSets: [createList("late")])))
+                } catch {
+                    result = .failure(error)
+                }
+                try await connection.query("ROLLBACK", logger: log)
+                return result
+            }
+            await admin.shutdown()
+            guard case .failure(let error) = outcome else {
+                Issue.record("the request waited past the statement timeout: \(outcome)")
+                return
+            }
+            #expect(error.code == .storage && error.isRetryable, "\(error)")
+            #expect(error.message.contains("57014"), "\(error.message)")
+            #expect(try await database.count("SELECT count(*) FROM \"\(database.url.schema)\".\"lists\"") == 1)
+            #expect(try await server.handle(SyncRequest(maxRevision: 1, changeSets: [createList("late")])).maxRevision == 2)
+        }
+    }
+
     @Test func anotherSchema_isRefusedAsASchemaMismatch() async throws {
         try await PostgresTestDatabase.with { database in
             _ = try await database.server(schema)

@@ -53,9 +53,10 @@ final class PostgresTestDatabase {
     /// serving the same data set would have; with `scopes`, a scoped one.
     func server(
         _ schema: Schema, mode: RevisionServer.Mode = .strict, wall: any WallClock = ManualWallClock(milliseconds: 1_000_000),
-        replica: ReplicaID = ReplicaID(0x5E_5E), scopes: ScopeRules? = nil, options base: RevisionServer.Options = RevisionServer.Options()
+        replica: ReplicaID = ReplicaID(0x5E_5E), scopes: ScopeRules? = nil, options base: RevisionServer.Options = RevisionServer.Options(),
+        statementTimeout: Duration? = nil
     ) async throws -> RevisionServer {
-        let connector = PostgresConnector(url, applicationName: url.schema)
+        let connector = PostgresConnector(url, statementTimeout: statementTimeout, applicationName: url.schema)
         connectors.append(connector)
         var options = base
         options.mode = mode
