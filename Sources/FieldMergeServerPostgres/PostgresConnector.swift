@@ -3,7 +3,7 @@ import Logging
 import PostgresNIO
 
 /// The connections to one PostgreSQL database: a `PostgresClient` (a pool) running in a
-/// task of its own from ``init(_:maximumConnections:applicationName:logger:)`` until ``shutdown()``.
+/// task of its own from ``init(_:maximumConnections:statementTimeout:applicationName:logger:)`` until ``shutdown()``.
 ///
 /// Make one per process and hand it to every ``PostgresServerStorage`` of that database;
 /// call ``shutdown()`` once the servers have stopped.
