@@ -11,6 +11,9 @@ import FieldMergeSyncHTTP
 import FieldMergeSyncNIO
 import FieldMergeTestSupport
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import Synchronization
 import Testing
 
@@ -235,5 +238,90 @@ import Testing
             #expect(error?.status == 401 && error?.code == "unauthenticated")
             #expect(stale.calls.withLock { $0 } == [false, true])
         }
+    }
+}
+
+/// Connections that drop half-way, from a server of one connection that stops early.
+@Suite struct NIOAttachmentDroppedConnectionTests {
+    @Test func anUploadWhoseConnectionDrops_isATransportError() async throws {
+        // Takes some 100 KB of the request, then closes without an answer.
+        let server = try OneShotServer { connection in
+            var buffer = [UInt8](repeating: 0, count: 64 << 10)
+            var got = 0
+            while got < 100_000 {
+                let count = read(connection, &buffer, buffer.count)
+                guard count > 0 else { return }
+                got += count
+            }
+        }
+        let transport = try NIOAttachmentTransport(url: URL(string: "http://127.0.0.1:\(server.port)/sync")!, chunkBytes: 64 << 10)
+        let bytes = AttachmentTestServer.random(4 << 20)
+        await #expect(throws: TransportError.self) {
+            _ = try await NIOAttachmentTransportTests.withFile(bytes) { path in
+                try await transport.uploadAttachment(AttachmentTestServer.hash(bytes), size: Int64(bytes.count), from: path, offset: 0, progress: nil)
+            }
+        }
+    }
+
+    @Test func aDownloadWhoseConnectionDrops_isATransportError_andKeepsWhatArrived() async throws {
+        let body = AttachmentTestServer.random(30_000)
+        // Answers 100,000 bytes, sends 30,000 and closes.
+        let server = try OneShotServer { connection in
+            var request: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 4_096)
+            while !request.suffix(4).elementsEqual("\r\n\r\n".utf8) {
+                let count = read(connection, &buffer, buffer.count)
+                guard count > 0 else { return }
+                request += buffer[..<count]
+            }
+            let answer = Array("HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n".utf8) + body
+            _ = answer.withUnsafeBytes { write(connection, $0.baseAddress, $0.count) }
+        }
+        let transport = try NIOAttachmentTransport(url: URL(string: "http://127.0.0.1:\(server.port)/sync")!)
+        let hash = AttachmentTestServer.hash([1, 2, 3])
+        let file = try await NIOAttachmentTransportTests.withFile([9, 9]) { (path) async throws -> [UInt8] in
+            await #expect(throws: TransportError.self) { try await transport.downloadAttachment(hash, range: nil, to: path, progress: nil) }
+            return try Array(Data(contentsOf: URL(fileURLWithPath: path)))
+        }
+        // The two bytes before, then the 30,000 that came.
+        #expect(file == [9, 9] + body)
+    }
+}
+
+/// A TCP server on 127.0.0.1 for one connection, handled by `handle` on a thread of its
+/// own and closed after it.
+final class OneShotServer: Sendable {
+    let port: Int
+    private let listener: Int32
+
+    init(_ handle: @escaping @Sendable (Int32) -> Void) throws {
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(listener, pointer, length) == 0 && getsockname(listener, pointer, &length) == 0 && listen(listener, 1) == 0
+            }
+        }
+        guard bound else {
+            close(listener)
+            throw RawHTTP.Failure(description: "bind: errno \(errno)")
+        }
+        self.listener = listener
+        port = Int(UInt16(bigEndian: address.sin_port))
+        Thread {
+            let connection = accept(listener, nil, nil)
+            guard connection >= 0 else { return }
+            handle(connection)
+            close(connection)
+        }.start()
+    }
+
+    deinit {
+        shutdown(listener, Int32(SHUT_RDWR))
+        close(listener)
     }
 }
