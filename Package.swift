@@ -93,12 +93,13 @@ let package = Package(
         .target(name: "FieldMergeWorkload", dependencies: ["FieldMerge"]),
         // The HTTP client transport (URLSession through FoundationNetworking). No server code.
         .target(name: "FieldMergeSyncHTTP", dependencies: ["FieldMerge", "FieldMergeProtocol", "FieldMergeFiles"]),
-        // The live channel on SwiftNIO, for Linux processes that hold many devices (a backend
-        // worker, the live bench): no app links it, and it needs the Server trait.
+        // The live channel and the attachment transport on SwiftNIO, for Linux processes that
+        // hold many devices or move large files (a backend worker, the benches): no app links
+        // it, and it needs the Server trait.
         .target(
             name: "FieldMergeSyncNIO",
             dependencies: [
-                "FieldMergeProtocol", "FieldMergeSyncHTTP",
+                "FieldMergeProtocol", "FieldMergeSyncHTTP", "FieldMergeFiles",
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Server"])),
                 .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["Server"])),
                 .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["Server"])),
@@ -177,6 +178,8 @@ let package = Package(
                 "FieldMerge", "FieldMergeJSON", "FieldMergeWorkload", "FieldMergeSQLite", "FieldMergeProtocol", "FieldMergeSync",
                 "FieldMergeServer", "FieldMergeServerSQLite", "FieldMergeSyncHTTP", "FieldMergeSimulation", "FieldMergeSyncTool", "FieldMergeToolSupport",
                 "FieldMergeToolCommands", "FieldMergeCryptoHashing",
+                // `bench attachments --transport nio` (NIOAttachmentTransport).
+                .target(name: "FieldMergeSyncNIO", condition: .when(traits: ["Server"])),
                 .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["Tools"])),
             ]
         ),

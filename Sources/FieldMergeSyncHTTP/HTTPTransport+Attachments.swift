@@ -158,7 +158,8 @@ extension HTTPTransport: AttachmentTransport {
 
     /// The sync endpoint's classification, but for 501: a server that serves no attachments
     /// (an older multi-tenant endpoint) will not later, so it refuses rather than fails.
-    private func failure(_ status: Int, _ body: [UInt8], _ sha256: String) -> any Error {
+    /// Package-wide: `NIOAttachmentTransport` classifies alike.
+    package func failure(_ status: Int, _ body: [UInt8], _ sha256: String) -> any Error {
         let origin = attachmentURL(sha256).absoluteString
         guard status == 501 else { return SyncStatus.clientError(status: status, body: body, origin: origin) }
         let detail = WireErrorBody(decoding: body)
@@ -171,13 +172,19 @@ extension HTTPTransport: AttachmentTransport {
         func header(_ name: String) -> String? {
             headers.first { ($0.key as? String)?.lowercased() == name.lowercased() }?.value as? String
         }
-        guard let text = header("Upload-Offset"), let offset = Int64(text), offset >= 0 else {
-            throw TransportError("the server's answer about attachment \(sha256) has no Upload-Offset")
-        }
-        return header("Upload-Complete") == "?1" ? .complete(size: offset) : .partial(bytes: offset)
+        return try holding(uploadOffset: header("Upload-Offset"), uploadComplete: header("Upload-Complete"), sha256)
     }
 
-    private static func checkHash(_ sha256: String) throws {
+    /// What the server holds, from the values of `Upload-Offset` and `Upload-Complete`.
+    package static func holding(uploadOffset: String?, uploadComplete: String?, _ sha256: String) throws -> AttachmentHolding {
+        guard let text = uploadOffset, let offset = Int64(text), offset >= 0 else {
+            throw TransportError("the server's answer about attachment \(sha256) has no Upload-Offset")
+        }
+        return uploadComplete == "?1" ? .complete(size: offset) : .partial(bytes: offset)
+    }
+
+    /// Refuses (400 `invalidHash`) a name that is not a SHA-256 before anything is sent.
+    package static func checkHash(_ sha256: String) throws {
         guard AttachmentReference.isSHA256(sha256) else {
             throw SyncRequestRejected(status: 400, code: "invalidHash", message: "an attachment is named by its SHA-256: 64 lowercase hexadecimal digits")
         }

@@ -71,7 +71,7 @@ public struct HTTPTransport: SyncTransport {
     private let owner: SessionOwner
     var session: URLSession { owner.session }
     let download: BoundedDownload
-    let token: TokenProvider?
+    package let token: TokenProvider?
     /// Attachment downloads, written into files as they arrive (a session of their own:
     /// a session has one delegate).
     let attachmentSession: SessionOwner

@@ -4,6 +4,9 @@ import FieldMergeCryptoHashing
 import FieldMergeSQLite
 import FieldMergeSync
 import FieldMergeSyncHTTP
+#if canImport(FieldMergeSyncNIO)
+import FieldMergeSyncNIO
+#endif
 import FieldMergeToolCommands
 import FieldMergeToolSupport
 import Foundation
@@ -25,6 +28,8 @@ struct AttachmentBench: AsyncParsableCommand {
     @Option(help: "How the devices hash attachments: crypto (swift-crypto) or portable (the core's plain Swift).") var hashing = "crypto"
     @Option(help: "The bytes of one upload request, in MiB (HTTPTransport's default when omitted).") var uploadPieceMib: Int?
     @Option(help: "The bytes of one download request, in MiB (HTTPTransport's default when omitted).") var downloadPieceMib: Int?
+    @Option(help: "The devices' attachment transport: urlsession (HTTPTransport, pieces) or nio (NIOAttachmentTransport, one streamed request; Server trait).")
+    var transport = "urlsession"
 
     static let schema = try! Schema([Entity("photos", fields: [Field("caption", .text), Field("image", .attachment)])])
 
@@ -34,7 +39,14 @@ struct AttachmentBench: AsyncParsableCommand {
         for piece in [uploadPieceMib, downloadPieceMib].compactMap({ $0 }) where !(1...1_024).contains(piece) {
             throw ValidationError("--upload-piece-mib, --download-piece-mib: 1 to 1,024")
         }
+        guard Self.transports.contains(transport) else { throw ValidationError("--transport: \(Self.transports.joined(separator: " or "))") }
     }
+
+    #if canImport(FieldMergeSyncNIO)
+    static let transports = ["urlsession", "nio"]
+    #else
+    static let transports = ["urlsession"]
+    #endif
 
     static func hashing(_ name: String) throws -> AttachmentHashing {
         switch name {
@@ -54,7 +66,11 @@ struct AttachmentBench: AsyncParsableCommand {
         var configuration = HTTPTransport.Configuration()
         if let uploadPieceMib { configuration.attachmentPieceBytes = uploadPieceMib << 20 }
         if let downloadPieceMib { configuration.attachmentDownloadPieceBytes = downloadPieceMib << 20 }
-        return SyncClient(store: store, transport: HTTPTransport(url: url, configuration: configuration))
+        let http = HTTPTransport(url: url, configuration: configuration)
+        #if canImport(FieldMergeSyncNIO)
+        if transport == "nio" { return SyncClient(store: store, transport: try NIOAttachmentTransport(http)) }
+        #endif
+        return SyncClient(store: store, transport: http)
     }
 
     func run() async throws {
@@ -108,6 +124,7 @@ struct AttachmentBench: AsyncParsableCommand {
         var line = BenchLine(step: step, records: 1, seconds: seconds, runs: 1, ops: Int(bytes), opUnit: "bytes")
         line.add("mb_per_s", Double(bytes) / 1e6 / seconds)
         line.extra.append(("hashing", "\"\(hashing)\""))
+        line.extra.append(("transport", "\"\(transport)\""))
         Swift.print(line.render())
     }
 

@@ -1,0 +1,115 @@
+import FieldMergeFiles
+import FieldMergeProtocol
+import FieldMergeSyncHTTP
+import NIOCore
+import NIOHTTP1
+
+extension NIOAttachmentTransport {
+    public func uploadAttachment(
+        _ sha256: String, size: Int64, from path: String, offset: Int64, progress: (@Sendable (Int64) -> Void)?
+    ) async throws -> AttachmentHolding {
+        try HTTPTransport.checkHash(sha256)
+        let descriptor = try AttachmentFiles.openForReading(path)
+        defer { AttachmentFiles.close(descriptor) }
+        let (files, chunkBytes) = (files, chunkBytes)
+        let response = try await authorized { token in
+            var head = request(.PUT, sha256, token: token)
+            head.headers.add(name: "Upload-Offset", value: String(offset))
+            head.headers.add(name: "Upload-Length", value: String(size))
+            head.headers.add(name: "Content-Type", value: "application/octet-stream")
+            head.headers.add(name: "Content-Length", value: String(max(0, size - offset)))
+            return try await exchange.run(head, send: { outbound in
+                // Each write waits while the connection is not writable (a few MiB queued):
+                // the next chunk is read from the file as the last one goes out.
+                var position = offset
+                while position < size {
+                    try Task.checkCancellation()
+                    let count = Int(min(Int64(chunkBytes), size - position))
+                    let chunk = try await files.read(descriptor, path: path, at: position, count: count)
+                    try await outbound.write(.body(.byteBuffer(chunk)))
+                    position += Int64(count)
+                    if position < size { progress?(position) }
+                }
+            })
+        }
+        guard (200..<300).contains(response.status) else { throw http.failure(response.status, response.body, sha256) }
+        let holding = try holding(response, sha256)
+        switch holding {
+        case .complete: progress?(size)
+        case .partial(let bytes):
+            guard bytes > offset || offset >= size else { throw TransportError("the server kept none of the upload of \(sha256)") }
+            progress?(bytes)
+        case .absent: throw TransportError("the server answered an upload of \(sha256) without Upload-Offset")
+        }
+        return holding
+    }
+
+    public func downloadAttachment(
+        _ sha256: String, range: Range<Int64>?, to path: String, progress: (@Sendable (Int64) -> Void)?
+    ) async throws {
+        try HTTPTransport.checkHash(sha256)
+        if let range, range.isEmpty { return }
+        let descriptor = try AttachmentFiles.openForAppending(path)
+        defer { AttachmentFiles.close(descriptor) }
+        let sink = FileSink(files: files, descriptor: descriptor, path: path, chunkBytes: chunkBytes, progress: progress)
+        let response = try await authorized { token in
+            var head = request(.GET, sha256, token: token)
+            if let range { head.headers.add(name: "Range", value: "bytes=\(range.lowerBound)-\(range.upperBound - 1)") }
+            let response: AttachmentExchange.Response
+            do {
+                response = try await exchange.run(head, receive: { try await sink.take($0) })
+            } catch {
+                // What arrived stays in the file: a resumed download starts after it.
+                try? await sink.flush()
+                throw error
+            }
+            try await sink.flush()
+            return response
+        }
+        // 200 to a range: something on the way ignored it and sent every byte, appended as
+        // HTTPTransport does (the caller's check of the hash tells whether that was right).
+        guard response.status == 200 || response.status == 206 else { throw http.failure(response.status, response.body, sha256) }
+    }
+}
+
+/// A download's body on its way into the file: small reads gathered into writes of up to
+/// `chunkBytes`, each done before the next bytes are taken from the connection.
+private final class FileSink {
+    let files: AttachmentFileIO
+    let descriptor: Int32
+    let path: String
+    let chunkBytes: Int
+    let progress: (@Sendable (Int64) -> Void)?
+    private var pending: ByteBuffer?
+    private var written: Int64 = 0
+
+    init(files: AttachmentFileIO, descriptor: Int32, path: String, chunkBytes: Int, progress: (@Sendable (Int64) -> Void)?) {
+        (self.files, self.descriptor, self.path, self.chunkBytes, self.progress) = (files, descriptor, path, chunkBytes, progress)
+    }
+
+    func take(_ buffer: ByteBuffer) async throws {
+        guard var pending else {
+            if buffer.readableBytes >= chunkBytes { return try await write(buffer) }
+            var gathered = files.allocator.buffer(capacity: chunkBytes)
+            gathered.writeImmutableBuffer(buffer)
+            self.pending = gathered
+            return
+        }
+        self.pending = nil
+        pending.writeImmutableBuffer(buffer)
+        if pending.readableBytes >= chunkBytes { return try await write(pending) }
+        self.pending = pending
+    }
+
+    func flush() async throws {
+        guard let pending else { return }
+        self.pending = nil
+        try await write(pending)
+    }
+
+    private func write(_ buffer: ByteBuffer) async throws {
+        try await files.append(buffer, to: descriptor, path: path)
+        written += Int64(buffer.readableBytes)
+        progress?(written)
+    }
+}
