@@ -15,22 +15,28 @@ import Testing
         try await RawHTTP.exchange(port: port, headers: bearer(try await TestTokens.token(user, tenant: tenant)), body: body)
     }
 
+    /// `serve --tenants folder` with the schema in `schemaFile` and the test tokens' secret,
+    /// and its port; nil (the failure recorded) when it does not listen.
+    static func start(_ folder: String, _ schemaFile: String, _ more: [String] = []) async throws -> (ServeProcess, Int)? {
+        let serve = try ServeProcess.start(
+            ["serve", "--port", "0", "--tenants", folder, "--schema", schemaFile, "--jwt-secret-env", secretVariable] + more,
+            environment: [secretVariable: String(decoding: TestTokens.secret, as: UTF8.self)])
+        guard let port = try await serve.port() else {
+            let errors = serve.errors
+            try await serve.stop(SIGKILL)
+            Issue.record("serve --tenants did not listen: \(errors)")
+            return nil
+        }
+        return (serve, port)
+    }
+
     @Test func serveTenants_keepsEachTenantInAFileOfItsOwn() async throws {
         let folder = try TenantDirectoryTests.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let schemaFile = folder + ".schema.json"
         try Data(SchemaDocument.encode(try httpTestSchema()).rendered().utf8).write(to: URL(fileURLWithPath: schemaFile))
         defer { try? FileManager.default.removeItem(atPath: schemaFile) }
-        let serve = try ServeProcess.start(
-            ["serve", "--port", "0", "--tenants", folder, "--schema", schemaFile, "--jwt-secret-env", Self.secretVariable,
-             "--tenants-max-open", "2", "--tenants-idle", "0.2"],
-            environment: [Self.secretVariable: String(decoding: TestTokens.secret, as: UTF8.self)])
-        guard let port = try await serve.port() else {
-            let errors = serve.errors
-            try await serve.stop(SIGKILL)
-            Issue.record("serve --tenants did not listen: \(errors)")
-            return
-        }
+        guard let (serve, port) = try await Self.start(folder, schemaFile, ["--tenants-max-open", "2", "--tenants-idle", "0.2"]) else { return }
         let created = try await send(port, "ann", tenant: "acme", TokenTenantTests.createList("Home", client: "a", request: "1"))
         #expect(created.status == 200)
         let acme = try await send(port, "bob", tenant: "acme", TenantTests.catchUp)
@@ -69,15 +75,7 @@ import Testing
         let schemaFile = folder + ".schema.json"
         try Data(SchemaDocument.encode(try AttachmentTestServer.schema()).rendered().utf8).write(to: URL(fileURLWithPath: schemaFile))
         defer { try? FileManager.default.removeItem(atPath: schemaFile) }
-        let serve = try ServeProcess.start(
-            ["serve", "--port", "0", "--tenants", folder, "--schema", schemaFile, "--jwt-secret-env", Self.secretVariable],
-            environment: [Self.secretVariable: String(decoding: TestTokens.secret, as: UTF8.self)])
-        guard let port = try await serve.port() else {
-            let errors = serve.errors
-            try await serve.stop(SIGKILL)
-            Issue.record("serve --tenants did not listen: \(errors)")
-            return
-        }
+        guard let (serve, port) = try await Self.start(folder, schemaFile) else { return }
         let bytes = AttachmentTestServer.random(30_000)
         let hash = AttachmentTestServer.hash(bytes)
         let acme = bearer(try await TestTokens.token("ann", tenant: "acme"))

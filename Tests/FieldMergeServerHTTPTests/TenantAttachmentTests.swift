@@ -16,7 +16,9 @@ import Testing
         Array(#"{"maxRevision":0,"changeSets":[{"types":["photos"],"photos":{"create":[-1],"attributes":{"-1":{"caption":"c","image":"sha256:\#(hash);\#(size);\#(mediaType)"}}}}]}"#.utf8)
     }
 
-    @Test func eachTenantKeepsItsOwnBytes_besideItsFile() async throws {
+    /// Runs `body` with a multi-tenant endpoint whose tenants keep their bytes beside their
+    /// files in a fresh folder, removed after.
+    static func withTenants(_ body: (RunningServer, TenantDirectory, String) async throws -> Void) async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("tenant-attachments-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
@@ -25,6 +27,13 @@ import Testing
         var configuration = SyncHTTPServer.Configuration(port: 0)
         configuration.attachments = SyncHTTPServer.Attachments(maxBytes: 1 << 20)
         try await withTenantServer(tenants, schema: schema, verifier: try await TestTokens.verifier(), configuration: configuration) { running in
+            try await body(running, tenants, folder)
+        }
+        await tenants.close()
+    }
+
+    @Test func eachTenantKeepsItsOwnBytes_besideItsFile() async throws {
+        try await Self.withTenants { running, _, folder in
             let acme = bearer(try await TestTokens.token("ann", tenant: "acme"))
             let globex = bearer(try await TestTokens.token("eve", tenant: "globex"))
             let bytes = AttachmentTestServer.random(70_000)
@@ -66,18 +75,10 @@ import Testing
             let none = bearer(try await TestTokens.token("zed"))
             #expect(try await RawHTTP.exchange(port: running.port, method: "PUT", path: path, headers: none, body: bytes).status == 403)
         }
-        await tenants.close()
     }
 
     @Test func eachTenantsGarbage_isCollectedByItsOwnServer() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("tenant-attachments-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        let schema = try AttachmentTestServer.schema()
-        let tenants = TenantDirectory.sqliteFiles(in: folder, schema: schema, attachments: .portable)
-        var configuration = SyncHTTPServer.Configuration(port: 0)
-        configuration.attachments = SyncHTTPServer.Attachments(maxBytes: 1 << 20)
-        try await withTenantServer(tenants, schema: schema, verifier: try await TestTokens.verifier(), configuration: configuration) { running in
+        try await Self.withTenants { running, tenants, _ in
             let acme = bearer(try await TestTokens.token("ann", tenant: "acme"))
             let (kept, dropped) = (AttachmentTestServer.random(3_000), AttachmentTestServer.random(5_000))
             for bytes in [kept, dropped] {
@@ -95,6 +96,5 @@ import Testing
             #expect(try await RawHTTP.exchange(
                 port: running.port, method: "GET", path: "/attachments/\(AttachmentTestServer.hash(kept))", headers: acme).body == kept)
         }
-        await tenants.close()
     }
 }

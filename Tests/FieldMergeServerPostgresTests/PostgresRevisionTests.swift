@@ -185,12 +185,7 @@ struct PostgresRevisionTests {
                 async let waiting: Result<SyncResponse, ServerError> = {
                     do throws(ServerError) { return .success(try await server.handle(request)) } catch { return .failure(error) }
                 }()
-                let waiters = PostgresQuery(
-                    unsafeSQL: "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'",
-                    binds: PostgresServerStorage.binds(database.url.schema))
-                while try await connection.query(waiters, logger: log).collect().first?.decode(Int64.self) == 0 {
-                    try await Task.sleep(for: .milliseconds(10))
-                }
+                try await Self.untilWaitingForALock(database.url.schema, on: connection, logger: log)
                 try await connection.query(PostgresQuery(
                     unsafeSQL: "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1",
                     binds: PostgresServerStorage.binds(database.url.schema)), logger: log)
@@ -229,12 +224,7 @@ struct PostgresRevisionTests {
                 async let waiting: Result<SyncResponse, ServerError> = {
                     do throws(ServerError) { return .success(try await server.handle(request)) } catch { return .failure(error) }
                 }()
-                let waiters = PostgresQuery(
-                    unsafeSQL: "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'",
-                    binds: PostgresServerStorage.binds(database.url.schema))
-                while try await connection.query(waiters, logger: log).collect().first?.decode(Int64.self) == 0 {
-                    try await Task.sleep(for: .milliseconds(10))
-                }
+                try await Self.untilWaitingForALock(database.url.schema, on: connection, logger: log)
                 var gotTheLock = true
                 do {
                     try await connection.query(PostgresQuery(unsafeSQL: "SELECT 1 FROM \(state) FOR UPDATE"), logger: log)
@@ -297,6 +287,19 @@ struct PostgresRevisionTests {
             let error = await #expect(throws: ServerError.self) { _ = try await database.server(other) }
             #expect(error?.code == .schemaMismatch)
             #expect(error?.message.contains("color") == true)
+        }
+    }
+}
+
+extension PostgresRevisionTests {
+    /// Returns once a connection named `application` (a test database's servers are named by
+    /// its schema) waits for a lock, asking on `connection`.
+    static func untilWaitingForALock(_ application: String, on connection: PostgresConnection, logger: Logger) async throws {
+        let waiters = PostgresQuery(
+            unsafeSQL: "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'",
+            binds: PostgresServerStorage.binds(application))
+        while try await connection.query(waiters, logger: logger).collect().first?.decode(Int64.self) == 0 {
+            try await Task.sleep(for: .milliseconds(10))
         }
     }
 }
