@@ -35,6 +35,28 @@ public protocol AttachmentTransport: Sendable {
     func downloadAttachment(
         _ sha256: String, range: Range<Int64>?, to path: String, progress: (@Sendable (Int64) -> Void)?
     ) async throws
+
+    /// ``downloadAttachment(_:range:to:progress:)``, also handing `received` every piece
+    /// of the body in order as it goes into the file (perhaps while it is being written),
+    /// so that the caller hashes the bytes where they already are instead of reading the
+    /// file back. The bytes are valid during the call only. What `received` saw counts only
+    /// as far as `progress` reported and the call returned: a call that throws may have
+    /// handed on bytes the file never got.
+    ///
+    /// The default hands on nothing; the caller then reads the file back.
+    func downloadAttachment(
+        _ sha256: String, range: Range<Int64>?, to path: String, progress: (@Sendable (Int64) -> Void)?,
+        received: @escaping @Sendable (UnsafeRawBufferPointer) -> Void
+    ) async throws
+}
+
+extension AttachmentTransport {
+    public func downloadAttachment(
+        _ sha256: String, range: Range<Int64>?, to path: String, progress: (@Sendable (Int64) -> Void)?,
+        received: @escaping @Sendable (UnsafeRawBufferPointer) -> Void
+    ) async throws {
+        try await downloadAttachment(sha256, range: range, to: path, progress: progress)
+    }
 }
 
 /// What a server holds of one attachment.

@@ -94,7 +94,7 @@ extension SyncClient {
             have = 0
         }
         // Hashed as the bytes arrive (those of a former download first).
-        let digest = DownloadDigest(path: partial, hashing: store.attachmentHashing)
+        let digest = DownloadDigest(path: partial, hashing: store.attachmentHashing, start: have)
         if have == 0 || have < size {
             let (start, report) = (have, attachmentProgress)
             let progress = { @Sendable (bytes: Int64) in
@@ -102,7 +102,8 @@ extension SyncClient {
                 report?(AttachmentProgress(sha256: sha256, direction: .download, bytes: start + bytes, total: size))
             }
             // The range, always (a transport may ask for it in pieces); none for no bytes.
-            try await transport.downloadAttachment(sha256, range: size == 0 ? nil : have..<size, to: partial, progress: progress)
+            try await transport.downloadAttachment(
+                sha256, range: size == 0 ? nil : have..<size, to: partial, progress: progress, received: { digest.absorb($0) })
         }
         let got = try digest.finish()
         guard got.sha256 == sha256, got.size == size else {

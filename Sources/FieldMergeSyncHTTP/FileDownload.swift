@@ -24,6 +24,7 @@ final class FileDownload: NSObject, URLSessionDataDelegate, @unchecked Sendable 
         var errorBody: [UInt8] = []
         var failure: AttachmentFileError?
         var progress: (@Sendable (Int64) -> Void)?
+        var received: (@Sendable (UnsafeRawBufferPointer) -> Void)?
         var continuation: CheckedContinuation<Outcome, any Error>
     }
 
@@ -31,14 +32,17 @@ final class FileDownload: NSObject, URLSessionDataDelegate, @unchecked Sendable 
     private var exchanges: [Int: Exchange] = [:]
 
     /// Runs `request` on `session` (whose delegate this is), appending a successful body to
-    /// the file `descriptor` refers to (`path` for messages).
+    /// the file `descriptor` refers to (`path` for messages), each piece then handed to
+    /// `received` (in order: the session's delegate queue is serial).
     func run(
-        _ request: URLRequest, on session: URLSession, into descriptor: Int32, path: String, progress: (@Sendable (Int64) -> Void)?
+        _ request: URLRequest, on session: URLSession, into descriptor: Int32, path: String, progress: (@Sendable (Int64) -> Void)?,
+        received: (@Sendable (UnsafeRawBufferPointer) -> Void)? = nil
     ) async throws -> Outcome {
         let task = session.dataTask(with: request)
         return try await task.run(registering: { continuation in
             lock.withLock {
-                exchanges[task.taskIdentifier] = Exchange(descriptor: descriptor, path: path, progress: progress, continuation: continuation)
+                exchanges[task.taskIdentifier] = Exchange(
+                    descriptor: descriptor, path: path, progress: progress, received: received, continuation: continuation)
             }
         })
     }
@@ -52,12 +56,13 @@ final class FileDownload: NSObject, URLSessionDataDelegate, @unchecked Sendable 
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        let (cancel, progress, written): (Bool, (@Sendable (Int64) -> Void)?, Int64) = lock.withLock {
-            guard let index = exchanges.index(forKey: dataTask.taskIdentifier) else { return (false, nil, 0) }
+        typealias Written = (cancel: Bool, progress: (@Sendable (Int64) -> Void)?, received: (@Sendable (UnsafeRawBufferPointer) -> Void)?, total: Int64)
+        let (cancel, progress, received, written): Written = lock.withLock {
+            guard let index = exchanges.index(forKey: dataTask.taskIdentifier) else { return (false, nil, nil, 0) }
             let exchange = exchanges.values[index]
             guard (200..<300).contains(exchange.status) else {
                 if exchange.errorBody.count < 1 << 16 { exchanges.values[index].errorBody.append(contentsOf: data) }
-                return (false, nil, 0)
+                return (false, nil, nil, 0)
             }
             let failure: AttachmentFileError? = data.withUnsafeBytes { buffer in
                 do throws(AttachmentFileError) {
@@ -69,12 +74,13 @@ final class FileDownload: NSObject, URLSessionDataDelegate, @unchecked Sendable 
             }
             if let failure {
                 exchanges.values[index].failure = failure
-                return (true, nil, 0)
+                return (true, nil, nil, 0)
             }
             exchanges.values[index].written += Int64(data.count)
-            return (false, exchange.progress, exchanges.values[index].written)
+            return (false, exchange.progress, exchange.received, exchanges.values[index].written)
         }
         if cancel { dataTask.cancel() }
+        if let received { data.withUnsafeBytes { received($0) } }
         progress?(written)
     }
 

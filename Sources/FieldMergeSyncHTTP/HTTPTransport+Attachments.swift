@@ -70,8 +70,24 @@ extension HTTPTransport: AttachmentTransport {
     public func downloadAttachment(
         _ sha256: String, range: Range<Int64>?, to path: String, progress: (@Sendable (Int64) -> Void)?
     ) async throws {
+        try await download(sha256, range: range, to: path, progress: progress, received: nil)
+    }
+
+    /// Each piece URLSession delivers goes to `received` once it is in the file, on the
+    /// session's delegate queue: the caller hashes it without reading the file back.
+    public func downloadAttachment(
+        _ sha256: String, range: Range<Int64>?, to path: String, progress: (@Sendable (Int64) -> Void)?,
+        received: @escaping @Sendable (UnsafeRawBufferPointer) -> Void
+    ) async throws {
+        try await download(sha256, range: range, to: path, progress: progress, received: received)
+    }
+
+    private func download(
+        _ sha256: String, range: Range<Int64>?, to path: String, progress: (@Sendable (Int64) -> Void)?,
+        received: (@Sendable (UnsafeRawBufferPointer) -> Void)?
+    ) async throws {
         try Self.checkHash(sha256)
-        guard let range else { return _ = try await downloadPiece(sha256, range: nil, to: path, progress: progress) }
+        guard let range else { return _ = try await downloadPiece(sha256, range: nil, to: path, progress: progress, received: received) }
         let step = Int64(configuration.attachmentDownloadPieceBytes)
         var start = range.lowerBound
         while start < range.upperBound {
@@ -80,7 +96,7 @@ extension HTTPTransport: AttachmentTransport {
             let done = start - range.lowerBound
             var pieceProgress: (@Sendable (Int64) -> Void)?
             if let progress { pieceProgress = { progress(done + $0) } }
-            let status = try await downloadPiece(sha256, range: piece, to: path, progress: pieceProgress)
+            let status = try await downloadPiece(sha256, range: piece, to: path, progress: pieceProgress, received: received)
             // 200: something on the way ignored the range and sent every byte (from 0: the
             // caller's check of the hash tells whether that was the file it needed).
             if status == 200 { return }
@@ -91,7 +107,8 @@ extension HTTPTransport: AttachmentTransport {
     /// One `GET` of `range` (all of it when nil), appended to the file at `path`.
     /// - Returns: The status, 200 or 206.
     private func downloadPiece(
-        _ sha256: String, range: Range<Int64>?, to path: String, progress: (@Sendable (Int64) -> Void)?
+        _ sha256: String, range: Range<Int64>?, to path: String, progress: (@Sendable (Int64) -> Void)?,
+        received: (@Sendable (UnsafeRawBufferPointer) -> Void)?
     ) async throws -> Int {
         var request = attachmentRequest(sha256, method: "GET")
         if let range {
@@ -105,7 +122,8 @@ extension HTTPTransport: AttachmentTransport {
             if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
             let outcome: FileDownload.Outcome
             do {
-                outcome = try await attachmentFiles.run(request, on: attachmentSession.session, into: descriptor, path: path, progress: progress)
+                outcome = try await attachmentFiles.run(
+                    request, on: attachmentSession.session, into: descriptor, path: path, progress: progress, received: received)
             } catch let error as AttachmentFileError {
                 throw error
             } catch {

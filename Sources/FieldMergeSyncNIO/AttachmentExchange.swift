@@ -12,8 +12,8 @@ import Synchronization
 struct AttachmentExchange {
     typealias Connection = NIOAsyncChannel<HTTPClientResponsePart, HTTPClientRequestPart>
 
-    /// What came back: the status, the headers, and the start (64 KiB) of a body that was
-    /// not handed to `receive` (an error's `{"error", "message"}`).
+    /// What came back: the status, the headers, and the start (64 KiB) of a body that did
+    /// not go into a file (an error's `{"error", "message"}`).
     struct Response {
         var status: Int
         var headers: HTTPHeaders
@@ -32,17 +32,17 @@ struct AttachmentExchange {
     let origin: String
 
     /// Sends `head`, then what `send` writes (the body; `.end` follows it), and reads the
-    /// response: a 2xx body goes to `receive` as it arrives (when given: the next bytes are
-    /// read from the socket only once it returned), any other is kept (see ``Response``).
+    /// response: a 2xx body goes into `target`'s file as it arrives (when given: see
+    /// ``BodyFileWriter``), any other is kept (see ``Response``).
     /// - Throws: `TransportError` when the connection fails or closes before the response
-    ///   ended; what `send` or `receive` throw of their own (a file's error) as it is.
+    ///   ended; the `AttachmentFileError` of a file that could not be read or written.
     func run(
         _ head: HTTPRequestHead,
         send: (@Sendable (NIOAsyncChannelOutboundWriter<HTTPClientRequestPart>) async throws -> Void)? = nil,
-        receive: ((ByteBuffer) async throws -> Void)? = nil
+        bodyInto target: BodyFileTarget? = nil
     ) async throws -> Response {
         try Task.checkCancellation()
-        let connection = try await connect()
+        let connection = try await connect(target)
         let sending = SendState()
         let outcome: Result<Response, any Error> = try await connection.executeThenClose { inbound, outbound in
             try await withThrowingTaskGroup(of: Void.self) { tasks in
@@ -60,7 +60,7 @@ struct AttachmentExchange {
                 }
                 let outcome: Result<Response, any Error>
                 do {
-                    outcome = .success(try await read(inbound, receive))
+                    outcome = .success(try await read(inbound))
                 } catch {
                     outcome = .failure(error)
                 }
@@ -84,9 +84,7 @@ struct AttachmentExchange {
     }
 
     /// Reads one response to its end.
-    private func read(
-        _ inbound: NIOAsyncChannelInboundStream<HTTPClientResponsePart>, _ receive: ((ByteBuffer) async throws -> Void)?
-    ) async throws -> Response {
+    private func read(_ inbound: NIOAsyncChannelInboundStream<HTTPClientResponsePart>) async throws -> Response {
         var response = Response(status: 0, headers: HTTPHeaders(), body: [])
         for try await part in inbound {
             switch part {
@@ -94,9 +92,7 @@ struct AttachmentExchange {
                 response.status = Int(head.status.code)
                 response.headers = head.headers
             case .body(let buffer):
-                if let receive, (200..<300).contains(response.status) {
-                    try await receive(buffer)
-                } else if response.body.count < Self.maxKeptBody {
+                if response.body.count < Self.maxKeptBody {
                     response.body += buffer.readableBytesView.prefix(Self.maxKeptBody - response.body.count)
                 }
             case .end:
@@ -106,21 +102,24 @@ struct AttachmentExchange {
         throw TransportError("the connection to \(origin) closed before the response ended")
     }
 
-    /// A new connection with the HTTP/1.1 client's handlers, reads paced by the consumer.
-    private func connect() async throws -> Connection {
+    /// A new connection with the HTTP/1.1 client's handlers (and `target`'s writer), reads
+    /// paced by the consumer.
+    private func connect(_ target: BodyFileTarget?) async throws -> Connection {
         let timeout = timeout
         let origin = origin
         let bootstrap = ClientBootstrap(group: group)
             .connectTimeout(timeout)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
-            // Large reads: a fast download arrives in fewer, larger pieces.
-            .channelOption(.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 64 << 10, initial: 256 << 10, maximum: 1 << 20))
+            // Reads of up to 256 KiB: few enough pieces for a fast download, each small enough
+            // to stay in the cache from the socket through the file to the hash.
+            .channelOption(.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 16 << 10, initial: 64 << 10, maximum: 256 << 10))
             // Enough queued for the socket while the next chunk is read from the file.
             .channelOption(.writeBufferWaterMark, value: .init(low: 1 << 20, high: 2 << 20))
         do {
             return try await bootstrap.connect(host: host, port: port) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHTTPClientHandlers()
+                    if let target { try channel.pipeline.syncOperations.addHandler(BodyFileWriter(target)) }
                     try channel.pipeline.syncOperations.addHandlers([
                         IdleStateHandler(allTimeout: timeout), SilenceHandler(origin: origin),
                     ])

@@ -7,9 +7,9 @@ import Glibc
 import Darwin
 #endif
 
-/// The file side of ``NIOAttachmentTransport``: chunks read into and written from
-/// `ByteBuffer`s with `pread` and `write` on NIO's blocking-I/O thread pool, never on an
-/// event loop or the concurrency pool. Errors are the `AttachmentFileError`s the other
+/// The file side of ``NIOAttachmentTransport``'s uploads: chunks read into `ByteBuffer`s
+/// with `pread` on NIO's blocking-I/O thread pool, never on an event loop or the concurrency
+/// pool (downloads: ``BodyFileWriter``). Errors are the `AttachmentFileError`s the other
 /// transports throw.
 struct AttachmentFileIO: Sendable {
     let pool: NIOThreadPool
@@ -37,15 +37,6 @@ struct AttachmentFileIO: Sendable {
             }
             if let failure { throw failure }
             return buffer
-        }
-    }
-
-    /// Appends every byte of `buffer` to `descriptor` (open for appending).
-    func append(_ buffer: ByteBuffer, to descriptor: Int32, path: String) async throws {
-        try await pool.runIfActive {
-            try buffer.withUnsafeReadableBytes { (bytes) throws(AttachmentFileError) in
-                try AttachmentFiles.write(descriptor, path: path, bytes)
-            }
         }
     }
 }

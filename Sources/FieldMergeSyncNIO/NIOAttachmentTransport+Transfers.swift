@@ -47,69 +47,36 @@ extension NIOAttachmentTransport {
     public func downloadAttachment(
         _ sha256: String, range: Range<Int64>?, to path: String, progress: (@Sendable (Int64) -> Void)?
     ) async throws {
+        try await download(sha256, range: range, to: path, progress: progress, received: nil)
+    }
+
+    /// Each piece goes to `received` right after it is written, on the same thread, while
+    /// it is still in that core's cache: the caller hashes it without reading the file back.
+    public func downloadAttachment(
+        _ sha256: String, range: Range<Int64>?, to path: String, progress: (@Sendable (Int64) -> Void)?,
+        received: @escaping @Sendable (UnsafeRawBufferPointer) -> Void
+    ) async throws {
+        try await download(sha256, range: range, to: path, progress: progress, received: received)
+    }
+
+    private func download(
+        _ sha256: String, range: Range<Int64>?, to path: String, progress: (@Sendable (Int64) -> Void)?,
+        received: (@Sendable (UnsafeRawBufferPointer) -> Void)?
+    ) async throws {
         try HTTPTransport.checkHash(sha256)
         if let range, range.isEmpty { return }
         let descriptor = try AttachmentFiles.openForAppending(path)
         defer { AttachmentFiles.close(descriptor) }
-        let sink = FileSink(files: files, descriptor: descriptor, path: path, chunkBytes: chunkBytes, progress: progress)
+        // Each piece is in the file before the next is read: what arrived before a failure
+        // stays there, and a resumed download starts after it.
+        let target = BodyFileTarget(descriptor: descriptor, path: path, received: received, progress: progress)
         let response = try await authorized { token in
             var head = request(.GET, sha256, token: token)
             if let range { head.headers.add(name: "Range", value: "bytes=\(range.lowerBound)-\(range.upperBound - 1)") }
-            let response: AttachmentExchange.Response
-            do {
-                response = try await exchange.run(head, receive: { try await sink.take($0) })
-            } catch {
-                // What arrived stays in the file: a resumed download starts after it.
-                try? await sink.flush()
-                throw error
-            }
-            try await sink.flush()
-            return response
+            return try await exchange.run(head, bodyInto: target)
         }
         // 200 to a range: something on the way ignored it and sent every byte, appended as
         // HTTPTransport does (the caller's check of the hash tells whether that was right).
         guard response.status == 200 || response.status == 206 else { throw http.failure(response.status, response.body, sha256) }
-    }
-}
-
-/// A download's body on its way into the file: small reads gathered into writes of up to
-/// `chunkBytes`, each done before the next bytes are taken from the connection.
-private final class FileSink {
-    let files: AttachmentFileIO
-    let descriptor: Int32
-    let path: String
-    let chunkBytes: Int
-    let progress: (@Sendable (Int64) -> Void)?
-    private var pending: ByteBuffer?
-    private var written: Int64 = 0
-
-    init(files: AttachmentFileIO, descriptor: Int32, path: String, chunkBytes: Int, progress: (@Sendable (Int64) -> Void)?) {
-        (self.files, self.descriptor, self.path, self.chunkBytes, self.progress) = (files, descriptor, path, chunkBytes, progress)
-    }
-
-    func take(_ buffer: ByteBuffer) async throws {
-        guard var pending else {
-            if buffer.readableBytes >= chunkBytes { return try await write(buffer) }
-            var gathered = files.allocator.buffer(capacity: chunkBytes)
-            gathered.writeImmutableBuffer(buffer)
-            self.pending = gathered
-            return
-        }
-        self.pending = nil
-        pending.writeImmutableBuffer(buffer)
-        if pending.readableBytes >= chunkBytes { return try await write(pending) }
-        self.pending = pending
-    }
-
-    func flush() async throws {
-        guard let pending else { return }
-        self.pending = nil
-        try await write(pending)
-    }
-
-    private func write(_ buffer: ByteBuffer) async throws {
-        try await files.append(buffer, to: descriptor, path: path)
-        written += Int64(buffer.readableBytes)
-        progress?(written)
     }
 }

@@ -23,9 +23,13 @@ import NIOPosix
 ///   progress hears the bytes handed to the connection as they go, then what the server
 ///   holds once it answered. A connection that drops throws `TransportError`: the server
 ///   keeps what arrived and the client resumes from it (`attachmentHeld`).
-/// - A download is one `GET` (with `Range` for a range), appended to the file as it arrives,
-///   in chunks of up to `chunkBytes`; the socket is read no faster than the file's writes go
-///   (a 1 GiB download holds a few MiB).
+/// - A download is one `GET` (with `Range` for a range). Each piece the socket gives (up to
+///   256 KiB) is appended to the file on the connection's event loop and then handed to the
+///   caller (who hashes it, see `AttachmentTransport`) on the same thread, while it is still
+///   in that core's cache: no copy, no hop between threads, no read back. The socket is read
+///   again only once the piece is in the file, so a 1 GiB download holds a few pieces.
+///   Because those writes run on event loops, downloads use loops of their own by default
+///   (``transferLoops``): a write that waits for the disk delays other transfers only.
 ///
 /// The wire, the token and the errors are `HTTPTransport`'s: the same URL, headers and bearer
 /// token (one retry with a refreshed token after a 401); `TransportError` for the network, a
@@ -44,7 +48,7 @@ public struct NIOAttachmentTransport: SyncTransport, AttachmentTransport {
     /// The transport `send` goes through; its URL, configuration and token serve the
     /// attachments too.
     public let http: HTTPTransport
-    /// The bytes of a file read or written at a time.
+    /// The bytes of a file read at a time for an upload.
     public let chunkBytes: Int
     let exchange: AttachmentExchange
     let files: AttachmentFileIO
@@ -53,13 +57,13 @@ public struct NIOAttachmentTransport: SyncTransport, AttachmentTransport {
     /// - Parameters:
     ///   - http: The sync transport: its URL (`…/sync`, plain `http://`), headers,
     ///     `requestTimeout` and token serve the attachments as well.
-    ///   - chunkBytes: The bytes read from or written to a file at a time (1 MiB).
-    ///   - group: The event loops that carry the connections; by default the process's
-    ///     shared `MultiThreadedEventLoopGroup`.
-    ///   - threadPool: Where files are read and written; by default NIO's shared pool.
+    ///   - chunkBytes: The bytes an upload reads from its file at a time (1 MiB).
+    ///   - group: The event loops that carry the connections and write downloads into their
+    ///     files; by default ``transferLoops``.
+    ///   - threadPool: Where uploads read their files; by default NIO's shared pool.
     /// - Throws: ``UnsupportedURL`` for a URL that is not `http://` with a host.
     public init(
-        _ http: HTTPTransport, chunkBytes: Int = 1 << 20, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+        _ http: HTTPTransport, chunkBytes: Int = 1 << 20, group: any EventLoopGroup = NIOAttachmentTransport.transferLoops,
         threadPool: NIOThreadPool = .singleton
     ) throws(UnsupportedURL) {
         let url = http.url
@@ -71,6 +75,11 @@ public struct NIOAttachmentTransport: SyncTransport, AttachmentTransport {
         exchange = AttachmentExchange(host: host, port: url.port ?? 80, group: group, timeout: timeout, origin: url.absoluteString)
         files = AttachmentFileIO(pool: threadPool)
     }
+
+    /// The event loops of attachment transfers unless a transport is given others: one per
+    /// core, for the life of the process, apart from the shared
+    /// `MultiThreadedEventLoopGroup.singleton` because downloads write files on them.
+    public static let transferLoops: MultiThreadedEventLoopGroup = MultiThreadedEventLoopGroup(numberOfThreads: System.coreCount)
 
     /// An `HTTPTransport` of `url`, `configuration` and `token`, with attachments over NIO.
     public init(

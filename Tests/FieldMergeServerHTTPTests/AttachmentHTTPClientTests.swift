@@ -97,6 +97,25 @@ import FieldMergeFiles
         }
     }
 
+    @Test func eachPieceHandedOn_isWhatWentIntoTheFile_acrossRangedRequests() async throws {
+        try await AttachmentTestServer.run(checkReferences: false) { running, _ in
+            let bytes = AttachmentTestServer.random(150_000)
+            let hash = AttachmentTestServer.hash(bytes)
+            let transport = HTTPTransport(url: running.syncURL, configuration: .init(attachmentDownloadPieceBytes: 40_000))
+            try await NIOAttachmentTransportTests.withFile(bytes) { path in
+                #expect(try await transport.uploadAttachment(hash, size: 150_000, from: path, offset: 0, progress: nil) == .complete(size: 150_000))
+                try await AttachmentTestServer.reference(bytes, in: running)
+                let target = path + ".down"
+                try Data(bytes[..<10_000]).write(to: URL(fileURLWithPath: target))
+                let pieces = Mutex<[UInt8]>([])
+                try await transport.downloadAttachment(
+                    hash, range: 10_000..<150_000, to: target, progress: nil, received: { piece in pieces.withLock { $0 += piece } })
+                #expect(pieces.withLock { $0 } == Array(bytes[10_000...]))
+                #expect(try Array(Data(contentsOf: URL(fileURLWithPath: target))) == bytes)
+            }
+        }
+    }
+
     @Test func bytesNotUploaded_areNotFound_andARetryableError() async throws {
         try await AttachmentTestServer.run(checkReferences: false) { running, _ in
             let missing = AttachmentTestServer.random(1_000)

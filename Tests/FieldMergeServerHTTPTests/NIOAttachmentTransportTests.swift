@@ -172,6 +172,58 @@ import Testing
         }
     }
 
+    @Test func eachPieceHandedOn_isWhatWentIntoTheFile_inOrder() async throws {
+        try await AttachmentTestServer.run { running, _ in
+            let transport = try Self.transport(running)
+            let bytes = AttachmentTestServer.random(700_000)
+            let hash = AttachmentTestServer.hash(bytes)
+            try await Self.withFile(bytes) { path in
+                _ = try await transport.uploadAttachment(hash, size: 700_000, from: path, offset: 0, progress: nil)
+                try await AttachmentTestServer.reference(bytes, in: running)
+                // A resumed download: the first 1,000 bytes are in the file already.
+                let target = path + ".down"
+                try Data(bytes[..<1_000]).write(to: URL(fileURLWithPath: target))
+                let pieces = Mutex<[[UInt8]]>([])
+                let reports = Mutex<[Int64]>([])
+                try await transport.downloadAttachment(
+                    hash, range: 1_000..<700_000, to: target, progress: { total in reports.withLock { $0.append(total) } },
+                    received: { piece in pieces.withLock { $0.append(Array(piece)) } })
+                let handed = pieces.withLock { $0 }
+                #expect(handed.count > 1)
+                #expect(Array(handed.joined()) == Array(bytes[1_000...]))
+                #expect(try Array(Data(contentsOf: URL(fileURLWithPath: target))) == bytes)
+                // One report after each piece, of the bytes written so far.
+                var total: Int64 = 0
+                let expected = handed.map { piece in
+                    total += Int64(piece.count)
+                    return total
+                }
+                #expect(reports.withLock { $0 } == expected)
+            }
+        }
+    }
+
+    #if os(Linux)
+    @Test func aFileThatTakesNoMoreBytes_failsTheDownloadWithItsOwnError() async throws {
+        try await AttachmentTestServer.run { running, _ in
+            let transport = try Self.transport(running)
+            let bytes = AttachmentTestServer.random(100_000)
+            let hash = AttachmentTestServer.hash(bytes)
+            try await Self.withFile(bytes) { path in
+                _ = try await transport.uploadAttachment(hash, size: 100_000, from: path, offset: 0, progress: nil)
+                try await AttachmentTestServer.reference(bytes, in: running)
+            }
+            // Every write to /dev/full fails with ENOSPC: a full disk, not the network.
+            let pieces = Mutex(0)
+            let error = await #expect(throws: AttachmentFileError.self) {
+                try await transport.downloadAttachment(hash, range: nil, to: "/dev/full", progress: nil, received: { _ in pieces.withLock { $0 += 1 } })
+            }
+            #expect(error?.code == ENOSPC && error?.call == "write", "\(String(describing: error))")
+            #expect(pieces.withLock { $0 } == 0)
+        }
+    }
+    #endif
+
     @Test func anUnreachableServer_isATransportError() async throws {
         // A port nothing listens on: the server's, after it stopped.
         let url = try await AttachmentTestServer.run { running, _ in running.syncURL }
