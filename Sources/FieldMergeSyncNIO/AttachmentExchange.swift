@@ -119,10 +119,11 @@ struct AttachmentExchange {
             return try await bootstrap.connect(host: host, port: port) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHTTPClientHandlers()
-                    if let target { try channel.pipeline.syncOperations.addHandler(BodyFileWriter(target)) }
                     try channel.pipeline.syncOperations.addHandlers([
                         IdleStateHandler(allTimeout: timeout), SilenceHandler(origin: origin),
                     ])
+                    // After the idle handler: a body that keeps arriving is not silence.
+                    if let target { try channel.pipeline.syncOperations.addHandler(BodyFileWriter(target)) }
                     return try Connection(
                         wrappingChannelSynchronously: channel,
                         configuration: .init(backPressureStrategy: .init(lowWatermark: 2, highWatermark: 8)))

@@ -315,6 +315,33 @@ import Testing
         }
     }
 
+    @Test func aDownloadLongerThanTheTimeout_goesOnWhileBytesKeepComing() async throws {
+        let body = AttachmentTestServer.random(12_000)
+        // 12 pieces of 1,000 bytes, 100 ms apart: 1.2 s in all, each gap under the 0.5 s timeout.
+        let server = try OneShotServer { connection in
+            var request: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 4_096)
+            while !request.suffix(4).elementsEqual("\r\n\r\n".utf8) {
+                let count = read(connection, &buffer, buffer.count)
+                guard count > 0 else { return }
+                request += buffer[..<count]
+            }
+            let head = Array("HTTP/1.1 200 OK\r\nContent-Length: 12000\r\n\r\n".utf8)
+            _ = head.withUnsafeBytes { write(connection, $0.baseAddress, $0.count) }
+            for start in stride(from: 0, to: 12_000, by: 1_000) {
+                usleep(100_000)
+                _ = body[start..<start + 1_000].withUnsafeBytes { write(connection, $0.baseAddress, $0.count) }
+            }
+        }
+        let transport = try NIOAttachmentTransport(
+            url: URL(string: "http://127.0.0.1:\(server.port)/sync")!, configuration: .init(requestTimeout: 0.5))
+        let file = try await NIOAttachmentTransportTests.withFile([]) { (path) async throws -> [UInt8] in
+            try await transport.downloadAttachment(AttachmentTestServer.hash(body), range: nil, to: path, progress: nil)
+            return try Array(Data(contentsOf: URL(fileURLWithPath: path)))
+        }
+        #expect(file == body)
+    }
+
     @Test func aDownloadWhoseConnectionDrops_isATransportError_andKeepsWhatArrived() async throws {
         let body = AttachmentTestServer.random(30_000)
         // Answers 100,000 bytes, sends 30,000 and closes.
