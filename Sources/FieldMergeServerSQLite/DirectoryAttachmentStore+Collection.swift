@@ -72,8 +72,15 @@ extension DirectoryAttachmentStore: CollectingAttachmentStore {
         #endif
     }
 
-    /// Seconds since 1970 by the system's clock.
-    static func now() -> Int64 { Int64(time(nil)) }
+    /// Seconds since 1970 by the system's clock: its fine-grained reading, never behind a
+    /// file time the kernel just set. `time()` reads the coarse clock, which can still be in
+    /// the second before a modification time Linux stamped from the fine clock (multigrain
+    /// timestamps): a file touched "now" then looked changed in the future.
+    static func now() -> Int64 {
+        var clock = timespec()
+        clock_gettime(CLOCK_REALTIME, &clock)
+        return Int64(clock.tv_sec)
+    }
 
     /// The names in the directory at `path` (none when it does not exist).
     static func names(in path: String) throws -> [String] {

@@ -77,13 +77,18 @@ import Testing
         }
     }
 
+    /// The silence timeout of the tests that need one. Generous: the whole suite runs in
+    /// parallel on two cores, and this process's server and channel share them; 3 s was
+    /// once not enough for a keep-alive written every 250 ms to arrive.
+    static let silence: Double = 8
+
     /// Keep-alives alone, for longer than the silence timeout, keep the stream open.
     @Test(arguments: Kind.allCases) func keepAlives_resetTheSilenceTimeout(kind: Kind) async throws {
         try await LiveTestServer.run({ router in
             router.get("/sync/events") { _, _ in
                 LiveTestServer.eventStream { writer in
                     try await Self.write(LiveEvent.ready(revision: 1).serverSentEvent, &writer)
-                    for _ in 0..<16 {
+                    for _ in 0..<Int(Self.silence * 4 + 8) {
                         try await Task.sleep(for: .milliseconds(250))
                         try await Self.write(LiveEvent.keepAlive, &writer)
                     }
@@ -92,7 +97,7 @@ import Testing
                 }
             }
         }) { syncURL in
-            let channel = try kind.channel(syncURL, configuration: .init(silenceTimeout: 3))
+            let channel = try kind.channel(syncURL, configuration: .init(silenceTimeout: Self.silence))
             let events = try await Self.collect(channel.events(since: 1))
             #expect(events == [.ready(revision: 1), .poke(revision: 2)])
         }
@@ -180,13 +185,13 @@ import Testing
             }
         }) { syncURL in
             defer { release.open() }
-            // Long enough for the first event to arrive on a loaded machine (1 s was not).
-            let channel = try kind.channel(syncURL, configuration: .init(silenceTimeout: 3))
+            // Long enough for the first event to arrive on a loaded machine (1 s, then 3 s, were not).
+            let channel = try kind.channel(syncURL, configuration: .init(silenceTimeout: Self.silence))
             var events = channel.events(since: 1).makeAsyncIterator()
             let first = try await events.next()
             #expect(first == .ready(revision: 1))
             let silent = await #expect(throws: TransportError.self) { _ = try await events.next() }
-            #expect(silent?.message.contains("no bytes for 3.0 s") == true)
+            #expect(silent?.message.contains("no bytes for 8.0 s") == true, "\(String(describing: silent))")
             let headless = await #expect(throws: TransportError.self) { try await Self.collect(channel.events(since: 0)) }
             #expect(headless?.message.contains("no bytes") == true)
         }

@@ -316,25 +316,21 @@ import Testing
     }
 
     @Test func aDownloadLongerThanTheTimeout_goesOnWhileBytesKeepComing() async throws {
-        let body = AttachmentTestServer.random(12_000)
-        // 12 pieces of 1,000 bytes, 100 ms apart: 1.2 s in all, each gap under the 0.5 s timeout.
+        let body = AttachmentTestServer.random(52_000)
+        // 52 pieces of 1,000 bytes, 250 ms apart: 13 s in all against a 10 s timeout. Each gap
+        // leaves the timeout room to spare: the whole suite, run at once, stalls this process
+        // for seconds at a time (4 s was once not enough).
         let server = try OneShotServer { connection in
-            var request: [UInt8] = []
-            var buffer = [UInt8](repeating: 0, count: 4_096)
-            while !request.suffix(4).elementsEqual("\r\n\r\n".utf8) {
-                let count = read(connection, &buffer, buffer.count)
-                guard count > 0 else { return }
-                request += buffer[..<count]
-            }
-            let head = Array("HTTP/1.1 200 OK\r\nContent-Length: 12000\r\n\r\n".utf8)
+            guard OneShotServer.readHead(connection) else { return }
+            let head = Array("HTTP/1.1 200 OK\r\nContent-Length: 52000\r\n\r\n".utf8)
             _ = head.withUnsafeBytes { write(connection, $0.baseAddress, $0.count) }
-            for start in stride(from: 0, to: 12_000, by: 1_000) {
-                usleep(100_000)
+            for start in stride(from: 0, to: 52_000, by: 1_000) {
+                usleep(250_000)
                 _ = body[start..<start + 1_000].withUnsafeBytes { write(connection, $0.baseAddress, $0.count) }
             }
         }
         let transport = try NIOAttachmentTransport(
-            url: URL(string: "http://127.0.0.1:\(server.port)/sync")!, configuration: .init(requestTimeout: 0.5))
+            url: URL(string: "http://127.0.0.1:\(server.port)/sync")!, configuration: .init(requestTimeout: 10))
         let file = try await NIOAttachmentTransportTests.withFile([]) { (path) async throws -> [UInt8] in
             try await transport.downloadAttachment(AttachmentTestServer.hash(body), range: nil, to: path, progress: nil)
             return try Array(Data(contentsOf: URL(fileURLWithPath: path)))
@@ -346,13 +342,7 @@ import Testing
         let body = AttachmentTestServer.random(30_000)
         // Answers 100,000 bytes, sends 30,000 and closes.
         let server = try OneShotServer { connection in
-            var request: [UInt8] = []
-            var buffer = [UInt8](repeating: 0, count: 4_096)
-            while !request.suffix(4).elementsEqual("\r\n\r\n".utf8) {
-                let count = read(connection, &buffer, buffer.count)
-                guard count > 0 else { return }
-                request += buffer[..<count]
-            }
+            guard OneShotServer.readHead(connection) else { return }
             let answer = Array("HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n".utf8) + body
             _ = answer.withUnsafeBytes { write(connection, $0.baseAddress, $0.count) }
         }
@@ -372,6 +362,18 @@ import Testing
 final class OneShotServer: Sendable {
     let port: Int
     private let listener: Int32
+
+    /// Reads a request's head (to its blank line) from `connection`; false when it closed first.
+    static func readHead(_ connection: Int32) -> Bool {
+        var request: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4_096)
+        while !request.suffix(4).elementsEqual("\r\n\r\n".utf8) {
+            let count = read(connection, &buffer, buffer.count)
+            guard count > 0 else { return false }
+            request += buffer[..<count]
+        }
+        return true
+    }
 
     init(_ handle: @escaping @Sendable (Int32) -> Void) throws {
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
