@@ -255,6 +255,10 @@ let package = Package(
                 "FieldMergeCryptoHashing",
                 "FieldMergeServerPrometheus", "FieldMergeServeCommand", "FieldMergeToolCommands", "FieldMergeFiles",
                 .product(name: "JWTKit", package: "jwt-kit", condition: .when(traits: ["Server"])),
+                // The attachment transport's handlers on an EmbeddedChannel (AttachmentSilenceTests).
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Server"])),
+                .product(name: "NIOEmbedded", package: "swift-nio", condition: .when(traits: ["Server"])),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["Server"])),
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Server"])),
                 .product(name: "InMemoryLogging", package: "swift-log", condition: .when(traits: ["Server"])),
             ]

@@ -56,15 +56,44 @@ extension PostgresServerStorage {
 
     /// One round trip for any count: the counter moves on by `count`, or starts after the
     /// largest id in the table.
+    /// In a write transaction the counter is read once (it starts after the largest id alive
+    /// or deleted: an id a tombstone remembers is never given again) and moved on here; it is
+    /// written back before the commit, so ids cost no round trip after the first.
     public nonisolated(nonsending) func nextIDs(_ entity: ServerEntity, count: Int) async throws -> [Int64] {
         guard count > 0 else { return [] }
-        let ids = named("__fm_ids")
-        guard let first = try await scalar(
-            "INSERT INTO \(ids) AS i (\"entity\", \"next\") "
-                + "VALUES ($1, (SELECT coalesce(max(\"id\"), 0) + 1 + $2 FROM \(table(entity).table))) "
-                + "ON CONFLICT (\"entity\") DO UPDATE SET \"next\" = i.\"next\" + $2 RETURNING \"next\" - $2",
-            Self.binds(entity.name, Int64(count)), as: Int64.self)
-        else { throw ServerError(.corrupt, "the id counter of \(entity.name) is damaged") }
+        guard lockedState != nil else { throw ServerError(.storage, "PostgreSQL: ids are given out in a write transaction only") }
+        if idCounters[entity.position] == nil {
+            // Sent past what is held and past a savepoint not sent yet: a read that changes
+            // nothing, and that the rows held cannot change (none of this entity's ids was
+            // given in this transaction yet, and a held delete moves an id from the table to
+            // the tombstones, where it still counts).
+            let rows = try await send(
+                "SELECT coalesce((SELECT \"next\" FROM \(named("__fm_ids")) WHERE \"entity\" = $1 FOR UPDATE), "
+                    + "GREATEST((SELECT coalesce(max(\"id\"), 0) FROM \(table(entity).table)), "
+                    + "(SELECT coalesce(max(\"id\"), 0) FROM \(named("__fm_deleted")) WHERE \"entity\" = $1)) + 1)",
+                Self.binds(entity.name))
+            guard let cell = rows.first?.first, cell.bytes != nil else {
+                throw ServerError(.corrupt, "the id counter of \(entity.name) is damaged")
+            }
+            let next = try Self.decode(cell, as: Int64.self)
+            idCounters[entity.position] = (next, next - 1)
+        }
+        let first = idCounters[entity.position]!.next
+        idCounters[entity.position]!.next = first + Int64(count)
         return Array(first..<first + Int64(count))
+    }
+
+    /// Writes back the id counters this transaction moved, in one statement.
+    nonisolated(nonsending) func saveIDCounters() async throws {
+        let moved = idCounters.filter { $0.value.next - 1 != $0.value.read }.sorted { $0.key < $1.key }
+        idCounters = [:]
+        guard !moved.isEmpty else { return }
+        var binds = PostgresBindings(capacity: 2)
+        binds.append(moved.map { tables[$0.key].entity.name })
+        binds.append(moved.map(\.value.next))
+        try await run(
+            "INSERT INTO \(named("__fm_ids")) AS i (\"entity\", \"next\") SELECT * FROM unnest($1::TEXT[], $2::BIGINT[]) "
+                + "ON CONFLICT (\"entity\") DO UPDATE SET \"next\" = GREATEST(i.\"next\", EXCLUDED.\"next\")",
+            binds)
     }
 }

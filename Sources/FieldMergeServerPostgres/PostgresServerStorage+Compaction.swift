@@ -82,6 +82,7 @@ extension PostgresServerStorage: CompactingServerStorage {
     }
 
     public nonisolated(nonsending) func idBound(_ entity: ServerEntity) async throws -> Int64 {
+        if let counter = idCounters[entity.position] { return counter.next }  // moved in this transaction, not written yet
         if let next = try await scalar(
             "SELECT \"next\" FROM \(named("__fm_ids")) WHERE \"entity\" = $1", Self.binds(entity.name), as: Int64.self)
         {

@@ -9,16 +9,29 @@ import PostgresNIO
 /// Nothing reads the database in between (any statement sends what is held first), so every
 /// read sees every write before it, as if each had been sent at once. A run ends at another
 /// entity or kind, at a record already in it (sent in order instead of merged) and at
-/// PostgreSQL's limit of parameters per statement. A savepoint rolled back or a transaction
-/// ended drops what is held (it was written after the last statement sent).
+/// PostgreSQL's limit of parameters per statement. The rows are bound when the run is sent,
+/// so that a savepoint rolled back before it was sent can drop the rows written after it
+/// began (``PostgresServerStorage/savepoint(_:)``); a transaction ended drops them all.
 struct PendingRecords {
     enum Kind { case write, delete }
+    enum Row {
+        case write(ServerRow)
+        case delete(id: Int64, revision: Int64, tombstone: Stamp)
+
+        var id: Int64 {
+            switch self {
+            case .write(let row): row.record.id
+            case .delete(let id, _, _): id
+            }
+        }
+    }
+
     let kind: Kind
     let position: Int
-    /// The records in the run.
+    let entity: String
+    /// The records in the run, in the order written.
+    var rows: [Row] = []
     var ids: Set<Int64> = []
-    /// The entity's name, then each record's parameters.
-    var binds: PostgresBindings
     /// Parameters per record.
     let width: Int
 
@@ -29,20 +42,39 @@ struct PendingRecords {
     func takes(_ kind: Kind, _ position: Int, _ id: Int64) -> Bool {
         kind == self.kind && position == self.position && !ids.contains(id) && 1 + (ids.count + 1) * width <= Self.maxBinds
     }
+
+    /// The run without the rows from `count` on.
+    mutating func keep(first count: Int) {
+        guard count < rows.count else { return }
+        rows.removeSubrange(count...)
+        ids = Set(rows.lazy.map(\.id))
+    }
+
+    /// The run of the rows from `start` on: the entity's name, then each row's parameters.
+    func binds(from start: Int = 0) throws(ServerError) -> PostgresBindings {
+        var binds = PostgresBindings(capacity: 1 + (rows.count - start) * width)
+        binds.append(entity)
+        for row in rows[start...] {
+            switch row {
+            case .write(let row): try PostgresServerStorage.bind(row, into: &binds)
+            case .delete(let id, let revision, let tombstone):
+                binds.append(id)
+                binds.append(revision)
+                binds.append(ByteBuffer(bytes: ServerRow.encodeStamps([tombstone])))
+            }
+        }
+        return binds
+    }
 }
 
 extension PostgresServerStorage {
     public nonisolated(nonsending) func write(_ row: ServerRow, of entity: ServerEntity) async throws {
         windowEntities = nil
+        // A value it cannot store fails the request now (the row is bound when sent).
+        for value in row.record.values { try Self.checkStorable(value) }
         let table = table(entity)
         try await hold(.write, entity, id: row.record.id, width: table.sql.columns.count)
-        do {
-            try Self.bind(row, into: &pending!.binds)
-        } catch {
-            // A value it cannot store: the request fails, and what is held goes with it.
-            pending = nil
-            throw error
-        }
+        pending!.rows.append(.write(row))
     }
 
     /// Binds the columns of `row` in the order of the table's `sql.columns`.
@@ -63,28 +95,40 @@ extension PostgresServerStorage {
     public nonisolated(nonsending) func delete(_ entity: ServerEntity, id: Int64, tombstone: Stamp, revision: Int64) async throws {
         windowEntities = nil
         try await hold(.delete, entity, id: id, width: 3)
-        pending!.binds.append(id)
-        pending!.binds.append(revision)
-        pending!.binds.append(ByteBuffer(bytes: ServerRow.encodeStamps([tombstone])))
+        pending!.rows.append(.delete(id: id, revision: revision, tombstone: tombstone))
     }
 
     /// Makes room for record `id` in the run held: sends the run first when `id` cannot join it.
     private nonisolated(nonsending) func hold(_ kind: PendingRecords.Kind, _ entity: ServerEntity, id: Int64, width: Int) async throws {
         if let held = pending, !held.takes(kind, entity.position, id) { try await sendPending() }
-        if pending == nil {
-            var binds = PostgresBindings(capacity: 1 + width)
-            binds.append(entity.name)
-            pending = PendingRecords(kind: kind, position: entity.position, binds: binds, width: width)
-        }
+        if pending == nil { pending = PendingRecords(kind: kind, position: entity.position, entity: entity.name, width: width) }
         pending!.ids.insert(id)
     }
 
-    /// Sends the run held, if any, as one statement.
+    /// Sends what is held: first each savepoint begun and not sent yet, after the rows held
+    /// before it began, then the rest of the run, each part as one statement.
     nonisolated(nonsending) func sendPending() async throws {
+        var sent = 0
+        for index in openSavepoints.indices where !openSavepoints[index].sent {
+            if let held = pending, openSavepoints[index].held > sent {
+                try await sendRows(held, from: sent, to: openSavepoints[index].held)
+                sent = openSavepoints[index].held
+            }
+            try await send("SAVEPOINT \(openSavepoints[index].name)", PostgresBindings())
+            openSavepoints[index].sent = true
+        }
         guard let held = pending else { return }
         pending = nil
+        if held.rows.count > sent { try await sendRows(held, from: sent, to: held.rows.count) }
+    }
+
+    /// Sends rows `start..<end` of `held` as one statement.
+    private nonisolated(nonsending) func sendRows(_ held: PendingRecords, from start: Int, to end: Int) async throws {
+        var part = held
+        part.keep(first: end)
         let table = tables[held.position]
-        let sql = held.kind == .write ? table.insertAndLog(rows: held.ids.count) : table.deleteAndLog(rows: held.ids.count)
-        try await send(sql, held.binds)
+        let rows = end - start
+        let sql = held.kind == .write ? table.insertAndLog(rows: rows) : table.deleteAndLog(rows: rows)
+        try await send(sql, try part.binds(from: start))
     }
 }

@@ -106,6 +106,15 @@ extension PostgresServerStorage {
         }
     }
 
+    /// Throws what ``bind(_:into:)`` would for `value`, binding nothing.
+    static func checkStorable(_ value: Value) throws(ServerError) {
+        switch value {
+        case .text(let v): _ = try storable(v)
+        case .textSet(let v): for member in v { _ = try storable(member) }
+        default: break
+        }
+    }
+
     /// `text` itself when PostgreSQL can store it. Its text type cannot hold U+0000 (SQLite's
     /// can): such a value is refused as a bad request, not as a storage failure that the
     /// client would retry for ever.

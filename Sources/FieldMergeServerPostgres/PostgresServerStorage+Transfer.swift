@@ -76,6 +76,7 @@ extension PostgresServerStorage: TransferableServerStorage {
 
     public nonisolated(nonsending) func clearTable(_ table: TransferTable) async throws {
         windowEntities = nil
+        if table == .ids { idCounters = [:] }  // read again from what is written next
         if table == .schemaVersions {
             try await run(
                 "CREATE TABLE IF NOT EXISTS \(named("__fm_schema_versions")) "
@@ -85,6 +86,7 @@ extension PostgresServerStorage: TransferableServerStorage {
     }
 
     public nonisolated(nonsending) func insertRows(_ rows: [[TransferCell]], into table: TransferTable) async throws {
+        if table == .ids { idCounters = [:] }
         let columns = table.columns.map { "\"\($0.name)\"" }.joined(separator: ", ")
         for chunk in Self.chunks(rows, width: table.columns.count) {
             var binds = PostgresBindings(capacity: chunk.count * table.columns.count)

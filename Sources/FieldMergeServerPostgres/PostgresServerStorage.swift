@@ -48,13 +48,22 @@ public final class PostgresServerStorage: ServerStorage {
     /// Record writes and deletes not sent yet (``PendingRecords``): sent before the next statement.
     var pending: PendingRecords?
     private var savepoints = 0
+    /// The savepoints open now, outermost first: each is sent only when a statement has to go
+    /// out inside it (``sendPending()``), after the `held` rows of the run that were written
+    /// before it began. A change set that sends nothing (its reads, ids and writes all held
+    /// or known) costs no round trip for its savepoint.
+    var openSavepoints: [(name: String, held: Int, sent: Bool)] = []
+    /// The id counters this write transaction read, by entity position: handed out here and
+    /// written back before the commit (``saveIDCounters()``). Every writer of the data set
+    /// holds the state lock first, so nobody else moves them meanwhile.
+    var idCounters: [Int: (next: Int64, read: Int64)] = [:]
     /// The entities with log entries in a window of revisions, found once per transaction so
     /// that a catch-up asks only those entities for their changes (one round trip instead of
     /// two per entity of the schema). Any write to the log forgets it.
     var windowEntities: (after: Int64, through: Int64, names: [String: Bool])?
     /// The state the write transaction in progress read when it took the lock, kept up to
     /// date by ``saveState(_:)``.
-    private var lockedState: ServerState?
+    var lockedState: ServerState?
     /// How many statements (round trips) the storage has sent: what tests count per request.
     package private(set) var statementCount = 0
     /// How many write transactions ran again after a serialization failure or deadlock.
@@ -91,7 +100,9 @@ public final class PostgresServerStorage: ServerStorage {
                     // Every writer of the data set queues here; the lock holds until COMMIT. The
                     // rows it returns are the state that ``state()`` answers in this transaction.
                     lockedState = try state(from: try await run("SELECT \"key\", \"value\" FROM \(named("__fm_server")) FOR UPDATE"))
-                    return try await body()
+                    let result = try await body()
+                    try await saveIDCounters()
+                    return result
                 }
             } catch {
                 guard attempt < Self.maxAttempts, Self.isTransient(error) else { throw error }
@@ -125,8 +136,8 @@ public final class PostgresServerStorage: ServerStorage {
         do {
             return try await connector.client.withConnection { (leased: PostgresConnection) async throws -> T in
                 connection = leased
-                (windowEntities, lockedState, pending) = (nil, nil, nil)
-                defer { (connection, windowEntities, lockedState, pending) = (nil, nil, nil, nil) }
+                (windowEntities, lockedState, pending, openSavepoints, idCounters) = (nil, nil, nil, [], [:])
+                defer { (connection, windowEntities, lockedState, pending, openSavepoints, idCounters) = (nil, nil, nil, nil, [], [:]) }
                 try await run(begin)
                 let result: T
                 do {
@@ -161,7 +172,7 @@ public final class PostgresServerStorage: ServerStorage {
             try? await leased.close()
             return
         }
-        pending = nil
+        (pending, openSavepoints) = (nil, [])
         do { try await run("ROLLBACK") } catch { try? await leased.close() }
     }
 
@@ -173,19 +184,35 @@ public final class PostgresServerStorage: ServerStorage {
         return error.serverInfo?[.severity] == "FATAL" || error.serverInfo?[.severity] == "PANIC"
     }
 
+    /// Begins a savepoint that is sent only if a statement goes out before it ends. When the
+    /// body throws, a savepoint sent is rolled back (with the rows held since), and one never
+    /// sent drops the rows written since it began, unsent; the id counters go back to where
+    /// they stood.
     public nonisolated(nonsending) func savepoint<T>(_ body: nonisolated(nonsending) () async throws -> T) async throws -> T {
         savepoints += 1
         let name = "\"fm_change_set_\(savepoints)\""
         defer { savepoints -= 1 }
-        try await run("SAVEPOINT \(name)")
+        let counters = idCounters
+        let level = openSavepoints.count
+        openSavepoints.append((name, pending?.rows.count ?? 0, false))
         do {
             let result = try await body()
-            try await run("RELEASE SAVEPOINT \(name)")
+            let sent = openSavepoints[level].sent
+            openSavepoints.removeSubrange(level...)
+            if sent { try await run("RELEASE SAVEPOINT \(name)") }
             return result
         } catch {
-            pending = nil  // written after the savepoint began: rolled back unsent
-            _ = try? await run("ROLLBACK TO SAVEPOINT \(name)")
-            _ = try? await run("RELEASE SAVEPOINT \(name)")
+            let (held, sent) = (openSavepoints[level].held, openSavepoints[level].sent)
+            openSavepoints.removeSubrange(level...)
+            idCounters = counters
+            if sent {
+                pending = nil  // written after the savepoint was sent: rolled back unsent
+                _ = try? await run("ROLLBACK TO SAVEPOINT \(name)")
+                _ = try? await run("RELEASE SAVEPOINT \(name)")
+            } else {
+                pending?.keep(first: held)
+                if pending?.rows.isEmpty == true { pending = nil }
+            }
             throw error
         }
     }
@@ -272,17 +299,7 @@ public final class PostgresServerStorage: ServerStorage {
     }
 
     public nonisolated(nonsending) func nextID(_ entity: ServerEntity) async throws -> Int64 {
-        // One round trip: the counter moves on, or starts after the largest id alive or
-        // deleted (an id a tombstone remembers is never given again).
-        let ids = named("__fm_ids")
-        guard let next = try await scalar(
-            "INSERT INTO \(ids) AS i (\"entity\", \"next\") "
-                + "VALUES ($1, GREATEST((SELECT coalesce(max(\"id\"), 0) FROM \(table(entity).table)), "
-                + "(SELECT coalesce(max(\"id\"), 0) FROM \(named("__fm_deleted")) WHERE \"entity\" = $1)) + 2) "
-                + "ON CONFLICT (\"entity\") DO UPDATE SET \"next\" = i.\"next\" + 1 RETURNING \"next\" - 1",
-            Self.binds(entity.name), as: Int64.self)
-        else { throw ServerError(.corrupt, "the id counter of \(entity.name) is damaged") }
-        return next
+        try await nextIDs(entity, count: 1)[0]
     }
 
     func table(_ entity: ServerEntity) -> PostgresServerTable { tables[entity.position] }

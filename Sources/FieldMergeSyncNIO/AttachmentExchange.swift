@@ -118,12 +118,7 @@ struct AttachmentExchange {
         do {
             return try await bootstrap.connect(host: host, port: port) { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHTTPClientHandlers()
-                    try channel.pipeline.syncOperations.addHandlers([
-                        IdleStateHandler(allTimeout: timeout), SilenceHandler(origin: origin),
-                    ])
-                    // After the idle handler: a body that keeps arriving is not silence.
-                    if let target { try channel.pipeline.syncOperations.addHandler(BodyFileWriter(target)) }
+                    try Self.addHandlers(to: channel.pipeline.syncOperations, timeout: timeout, origin: origin, target: target)
                     return try Connection(
                         wrappingChannelSynchronously: channel,
                         configuration: .init(backPressureStrategy: .init(lowWatermark: 2, highWatermark: 8)))
@@ -133,6 +128,19 @@ struct AttachmentExchange {
             try Task.checkCancellation()
             throw TransportError("cannot connect to \(origin): \(error)")
         }
+    }
+}
+
+extension AttachmentExchange {
+    /// The handlers of a connection, in their order: HTTP/1.1, the silence timeout, and the
+    /// file writer of a download (`target`) after it, so that each piece of a body that keeps
+    /// arriving counts as a read and is not taken for silence.
+    static func addHandlers(
+        to pipeline: ChannelPipeline.SynchronousOperations, timeout: TimeAmount, origin: String, target: BodyFileTarget?
+    ) throws {
+        try pipeline.addHTTPClientHandlers()
+        try pipeline.addHandlers([IdleStateHandler(allTimeout: timeout), SilenceHandler(origin: origin)])
+        if let target { try pipeline.addHandler(BodyFileWriter(target)) }
     }
 }
 

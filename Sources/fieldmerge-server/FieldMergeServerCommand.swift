@@ -34,7 +34,7 @@ struct ServerBenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Measures the server over HTTP; prints one JSON line per setup.",
-        subcommands: [ServeBench.self, LiveBench.self],
+        subcommands: [ServeBench.self, LiveBench.self, UploadBench.self],
         defaultSubcommand: ServeBench.self
     )
 }

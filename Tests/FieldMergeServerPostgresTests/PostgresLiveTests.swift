@@ -151,7 +151,9 @@ struct PostgresLiveTests {
                 let backends = "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 AND backend_type = 'client backend'"
                 // The revision as it connects, then at every heartbeat.
                 #expect(try await eventually { heard.all.count >= 3 })
-                #expect(try await database.count(backends, name) == 1)
+                // One connection (eventually: a process stalled past the short heartbeat timeout
+                // makes it connect again, and the old one takes a moment to go).
+                #expect(try await eventually { try await database.count(backends, name) == 1 })
                 let first = try #require(try await database.count(
                     "SELECT pid::BIGINT FROM pg_stat_activity WHERE application_name = $1 AND backend_type = 'client backend'", name))
                 // Its next heartbeat waits behind a lock: the connection stops answering, as one
