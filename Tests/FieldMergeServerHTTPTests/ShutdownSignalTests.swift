@@ -96,21 +96,26 @@ struct HoldRequestsMiddleware: RouterMiddleware {
     }
 
     /// A TCP port nobody listens on now (the system's pick for port 0).
+    /// A port free now, below the kernel's range for ports it picks itself (32768 and up
+    /// here): the servers of the other tests, which listen on port 0, cannot be given it in
+    /// the moment before this test's server binds it (one was, and this test talked to it).
     static func freePort() throws -> Int {
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard socket >= 0 else { throw RawHTTP.Failure(description: "socket: \(errno)") }
-        defer { close(socket) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(socket, $0, length) == 0 && getsockname(socket, $0, &length) == 0
+        for _ in 0..<200 {
+            let port = UInt16.random(in: 20_000..<32_000)
+            let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            guard socket >= 0 else { throw RawHTTP.Failure(description: "socket: \(errno)") }
+            defer { close(socket) }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = port.bigEndian
+            address.sin_addr.s_addr = INADDR_ANY
+            let length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let bound = withUnsafeMutablePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, length) == 0 }
             }
+            if bound { return Int(port) }
         }
-        guard bound else { throw RawHTTP.Failure(description: "bind: \(errno)") }
-        return Int(UInt16(bigEndian: address.sin_port))
+        throw RawHTTP.Failure(description: "no free port in 20000..<32000")
     }
 
     /// Waits until `GET /health` on `port` answers 200; fails at once when `stopped` says the
