@@ -145,17 +145,24 @@ struct PostgresLiveTests {
                 let name = database.url.schema + "_beat"
                 var options = PostgresLiveListener.Options()
                 options.applicationName = name
-                (options.heartbeat, options.heartbeatTimeout, options.firstDelay) = (.milliseconds(200), .milliseconds(400), .milliseconds(50))
+                // A timeout a loaded test run does not reach by itself (a 400 ms one was, and the
+                // listener connected again before the test had looked); the lock below holds the
+                // heartbeat for as long as the test wants.
+                (options.heartbeat, options.heartbeatTimeout, options.firstDelay) = (.milliseconds(200), .seconds(4), .milliseconds(50))
                 let heard = Collected<Int64>()
                 let listener = PostgresLiveListener(b.source, options: options) { heard.append($0) }
                 let backends = "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 AND backend_type = 'client backend'"
                 // The revision as it connects, then at every heartbeat.
                 #expect(try await eventually { heard.all.count >= 3 })
-                // One connection (eventually: a process stalled past the short heartbeat timeout
-                // makes it connect again, and the old one takes a moment to go).
-                #expect(try await eventually { try await database.count(backends, name) == 1 })
-                let first = try #require(try await database.count(
-                    "SELECT pid::BIGINT FROM pg_stat_activity WHERE application_name = $1 AND backend_type = 'client backend'", name))
+                // One connection, and its process id.
+                var pid: Int64?
+                #expect(try await eventually {
+                    guard try await database.count(backends, name) == 1 else { return false }
+                    pid = try await database.count(
+                        "SELECT pid::BIGINT FROM pg_stat_activity WHERE application_name = $1 AND backend_type = 'client backend'", name)
+                    return pid != nil
+                })
+                let first = try #require(pid)
                 // Its next heartbeat waits behind a lock: the connection stops answering, as one
                 // lost without a reset would. The listener gives up on it and connects again.
                 let table = "\"\(database.url.schema)\".\"__fm_server\""
