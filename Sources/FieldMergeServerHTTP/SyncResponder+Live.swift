@@ -101,7 +101,8 @@ extension SyncResponder {
     }
 
     /// Subscribes the request's identity at its server (found as for `POST /sync`); a device
-    /// that names no schema fingerprint (`schema=`) or another version's is sent pokes only.
+    /// that names no schema fingerprint (`schema=`) or another version's is sent pokes only,
+    /// and with scopes so is one that does not say `pages=scoped` (it checks a page's holdings).
     private func subscribe<Context: SyncRequestContext>(_ request: Request, context: Context) async -> Result<Subscription, LiveRefusal> {
         let identity = context.syncIdentity
         let destination: SyncDestination
@@ -120,7 +121,8 @@ extension SyncResponder {
         }
         do {
             let events = try destination.server.live.subscribe(
-                identity: identity, takesPages: fingerprint == destination.codec.schemaFingerprint, subscriptions: subscriptions)
+                identity: identity, takesPages: fingerprint == destination.codec.schemaFingerprint, subscriptions: subscriptions,
+                scopedPages: request.uri.queryParameters["pages"] == "scoped")
             return .success(Subscription(events: events, destination: destination))
         } catch {
             if let lease = destination.lease { await lease.release() }

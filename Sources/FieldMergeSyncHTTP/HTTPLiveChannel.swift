@@ -172,14 +172,17 @@ public struct HTTPLiveChannel: LiveChannel {
     }
 
     /// `<syncURL>/<name>` with `query`, `schema=` and `subscriptions=` (when given) added to
-    /// what the URL had: the live endpoints of a sync URL, for every channel over HTTP.
+    /// what the URL had: the live endpoints of a sync URL, for every channel over HTTP. With a
+    /// schema, also `pages=scoped`: the events go to a `SyncClient` (it names its schema),
+    /// which applies a page of a server with scopes only when the page's `scopes` are what
+    /// it holds, so such a server may send it pages rather than pokes.
     package static func endpoint(
         _ syncURL: URL, _ name: String, _ query: KeyValuePairs<String, String>, schema: String?, subscriptions: String?
     ) -> URL {
         let url = syncURL.appendingPathComponent(name)
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else { return url }
         components.queryItems = (components.queryItems ?? []) + query.map { URLQueryItem(name: $0.key, value: $0.value) }
-            + (schema.map { [URLQueryItem(name: "schema", value: $0)] } ?? [])
+            + (schema.map { [URLQueryItem(name: "schema", value: $0), URLQueryItem(name: "pages", value: "scoped")] } ?? [])
             + (subscriptions.map { [URLQueryItem(name: "subscriptions", value: $0)] } ?? [])
         return components.url ?? url
     }

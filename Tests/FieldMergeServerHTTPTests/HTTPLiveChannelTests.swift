@@ -314,5 +314,9 @@ import Testing
         #expect(channel.endpoint("events", ["since": "12"]).absoluteString == "https://example.com/api/sync/events?tenant=acme&since=12")
         let slash = HTTPLiveChannel(syncURL: URL(string: "http://127.0.0.1:8080/sync/")!)
         #expect(slash.endpoint("poll", ["since": "0", "wait": "30"]).absoluteString == "http://127.0.0.1:8080/sync/poll?since=0&wait=30")
+        // A device that names its schema is a `SyncClient`'s: it checks a scoped page's holdings.
+        #expect(
+            channel.endpoint("events", ["since": "3"], schema: "f00d").absoluteString
+                == "https://example.com/api/sync/events?tenant=acme&since=3&schema=f00d&pages=scoped")
     }
 }

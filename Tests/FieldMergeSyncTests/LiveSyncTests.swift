@@ -194,23 +194,14 @@ import Testing
     }
 
     @Test func scopedDevicesArePokedOnlyForTheirScope() async throws {
-        let server = try ScopeEndToEndTests.server()
-        let admin = try ScopeEndToEndTests.client(server, SyncIdentity(user: "root", roles: ["admin"]), replica: 1)
-        try await admin.write { store in
-            let one = try store.insert("projects", values: [.text("One")])
-            _ = try store.insert("projects", values: [.text("Two")])
-            _ = try store.insert("memberships", values: [.text("ann"), .integer(one)])
-        }
-        _ = try await admin.sync()
-        // Projects One and Two have ids 1 and 2 now, on the server and on the admin's device.
+        // Projects One and Two have ids 1 and 2, on the server and on the admin's device.
+        let (server, admin) = try await LiveScopedPageTests.world()
         var events = try server.live.subscribe(identity: SyncIdentity(user: "ann")).makeAsyncIterator()
         #expect(await events.next() == .ready(revision: 1))
         #expect(try await Self.eventually { server.live.isIdle })
-        try await admin.write { _ = try $0.insert("tasks", values: [.text("elsewhere"), .integer(2)]) }
-        _ = try await admin.sync()
+        try await LiveScopedPageTests.addTask("elsewhere", project: 2, by: admin)
         #expect(try await Self.eventually { server.live.revision == 2 && server.live.isIdle })
-        try await admin.write { _ = try $0.insert("tasks", values: [.text("mine"), .integer(1)]) }
-        _ = try await admin.sync()
+        try await LiveScopedPageTests.addTask("mine", project: 1, by: admin)
         // Nothing for revision 2 (project Two); a poke for revision 3 (project One).
         #expect(await events.next() == .poke(revision: 3))
         // Ann joins Two: her grants grow, and she is told (to sync and receive its records).

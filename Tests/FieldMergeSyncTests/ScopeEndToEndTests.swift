@@ -17,8 +17,9 @@ import Testing
         Entity("tasks", fields: [Field("title", .text), Field("projectID", .reference(to: "projects", onDelete: .cascade))]),
     ])
 
-    static func server() throws -> RevisionServer {
+    static func server(live: LiveHub.Options = LiveHub.Options()) throws -> RevisionServer {
         var options = RevisionServer.Options()
+        options.live = live
         options.scopes = ScopeRules([SyncScope(
             "project", root: "projects", members: ["memberships": "projectID", "tasks": "projectID"],
             grants: [

@@ -16,7 +16,8 @@ extension InProcessTransport: LiveChannel {
         return AsyncThrowingStream(bufferingPolicy: .bufferingNewest(max(1, hub.options.buffer))) { continuation in
             let events: AsyncStream<LiveEvent>
             do {
-                events = try hub.subscribe(identity: identity, takesPages: takesPages, subscriptions: subscriptions)
+                // Its device is a `SyncClient`, which checks a scoped page's holdings.
+                events = try hub.subscribe(identity: identity, takesPages: takesPages, subscriptions: subscriptions, scopedPages: true)
             } catch {
                 continuation.finish(throwing: TransportError("the server in this process refused a live subscription: \(error)"))
                 return

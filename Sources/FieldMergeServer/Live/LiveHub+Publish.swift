@@ -121,29 +121,67 @@ extension LiveHub {
     }
 
     /// With scopes: whether anything each subscriber's device keeps changed (or its grants
-    /// did), asked once per distinct identity and `seen`; a device told so syncs itself.
+    /// did), asked once per distinct identity and `seen`. A device told so gets the changes
+    /// as a page when it takes scoped pages and they are small (encoded once per query), else
+    /// a poke, and syncs itself.
     private func scopedStep(_ lagging: [Int: Subscriber], server: RevisionServer) async throws -> (Int64, [Int: Update]) {
         var queries: [LiveQuery] = []
         var index: [LiveQuery: Int] = [:]
+        func query(_ subscriber: Subscriber) -> LiveQuery {
+            LiveQuery(
+                identity: subscriber.identity, subscriptions: subscriber.subscriptions, after: subscriber.seen,
+                pages: subscriber.takesPages && subscriber.takesScopedPages)
+        }
         for subscriber in lagging.values {
-            let query = LiveQuery(identity: subscriber.identity, subscriptions: subscriber.subscriptions, after: subscriber.seen)
+            let query = query(subscriber)
             if index[query] == nil {
                 index[query] = queries.count
                 queries.append(query)
             }
         }
-        let (latest, answers) = try await server.liveNews(queries)
+        let (latest, answers) = try await server.liveNews(queries, pages: options.maxRecords)
+        let readable = server.options.readable
+        // Each query's page as sent: encoded once, nil when nothing it may read is in it.
+        var encoded: [Int: [UInt8]?] = [:]
         var updates: [Int: Update] = [:]
         for (id, subscriber) in lagging {
-            let answer = answers[index[LiveQuery(identity: subscriber.identity, subscriptions: subscriber.subscriptions, after: subscriber.seen)]!]
+            let position = index[query(subscriber)]!
+            let answer = answers[position]
             // A new subscriber's grants are learnt now: news only if anything committed since
             // it subscribed (its device synced up to then at most; one sync too many at worst).
             let regranted = subscriber.grants == nil ? latest > subscriber.seen : subscriber.grants != answer.grants
-            if answer.news || regranted {
-                updates[id] = Update(event: .poke(revision: latest), cursor: latest, seen: latest, grants: answer.grants)
-            } else {
-                updates[id] = Update(event: nil, cursor: subscriber.cursor, seen: latest, grants: answer.grants)
+            let poke = Update(event: .poke(revision: latest), cursor: latest, seen: latest, grants: answer.grants)
+            guard !regranted else {
+                updates[id] = poke
+                continue
             }
+            guard answer.news else {
+                updates[id] = Update(event: nil, cursor: subscriber.cursor, seen: latest, grants: answer.grants)
+                continue
+            }
+            guard let page = answer.page else {
+                updates[id] = poke
+                continue
+            }
+            let json: [UInt8]?
+            if let made = encoded[position] {
+                json = made
+            } else {
+                let filtered = readable.map { RevisionServer.readableOnly(page, by: subscriber.identity, $0) } ?? page
+                json = filtered.changeSets.allSatisfy { $0.entities.isEmpty } ? nil : server.codec.encode(filtered)
+                encoded[position] = json
+            }
+            guard let json else {
+                // Nothing it may read changed: no event, no wake-up.
+                updates[id] = Update(event: nil, cursor: subscriber.cursor, seen: latest, grants: answer.grants)
+                continue
+            }
+            guard json.count <= options.maxBytes else {
+                updates[id] = poke
+                continue
+            }
+            let event = LiveEvent.changes(after: subscriber.cursor, revision: latest, response: json)
+            updates[id] = Update(event: event, cursor: latest, seen: latest, grants: answer.grants)
         }
         return (latest, updates)
     }
@@ -155,4 +193,6 @@ struct LiveQuery: Hashable {
     /// The roots the device subscribes to.
     var subscriptions: ScopeHoldings?
     var after: Int64
+    /// Whether its subscribers take scoped pages (the page is read, not only whether there is one).
+    var pages = false
 }

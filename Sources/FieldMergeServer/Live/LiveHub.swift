@@ -5,8 +5,9 @@ import Synchronization
 /// Tells a server's live subscribers what changed (Specs/live.md): each commit that moves the
 /// server's revision wakes the hub, which reads the changes once and hands every subscriber
 /// the event it needs: the changes themselves (one page, encoded once for every subscriber
-/// that reads the same entities), a ``LiveEvent/poke(revision:)`` when a page would be too
-/// large or its device must ask itself (scopes, an older schema version), or nothing when
+/// that reads the same entities; with scopes, once per identity and revision), a
+/// ``LiveEvent/poke(revision:)`` when a page would be too large or its device must ask
+/// itself (its grants changed, an older schema version), or nothing when
 /// nothing it may read changed.
 ///
 /// A subscriber costs a small record and a buffer of at most ``Options/buffer`` events, no
@@ -45,6 +46,9 @@ public final class LiveHub: Sendable {
         var seen: Int64
         /// Whether it takes `changes` events (a device of the server's current schema version).
         var takesPages: Bool
+        /// Whether its device applies a page of a server with scopes only when the page's
+        /// `scopes` are what it holds (`pages=scoped`, Specs/live.md §3); else it gets pokes.
+        var takesScopedPages = false
         /// The roots its identity was granted when the hub last looked (servers with scopes).
         var grants: [RootSet]?
         /// The roots its device subscribes to (servers with scopes, Specs/scopes.md §6).
@@ -100,8 +104,11 @@ public final class LiveHub: Sendable {
     ///   server is closing (``finishAll()``): a subscriber then would never hear anything.
     ///   - subscriptions: The roots the device subscribes to (`SyncRequest/subscriptions`):
     ///     with scopes, it is also told of changes under those its grants allow.
+    ///   - scopedPages: With scopes: whether the device applies a page only when the page's
+    ///     `scopes` equal what it holds, and syncs otherwise (`SyncClient` does). Such a
+    ///     device that `takesPages` gets small changes as pages; any other gets pokes.
     public func subscribe(
-        identity: SyncIdentity?, takesPages: Bool = true, subscriptions: ScopeHoldings? = nil
+        identity: SyncIdentity?, takesPages: Bool = true, subscriptions: ScopeHoldings? = nil, scopedPages: Bool = false
     ) throws(ServerError) -> AsyncStream<LiveEvent> {
         let (stream, continuation) = AsyncStream.makeStream(of: LiveEvent.self, bufferingPolicy: .bufferingNewest(max(1, options.buffer)))
         let id = ids.add(1, ordering: .relaxed).newValue
@@ -115,7 +122,7 @@ public final class LiveHub: Sendable {
             }
             state.subscribers[id] = Subscriber(
                 identity: identity, continuation: continuation, cursor: state.published, seen: state.published, takesPages: takesPages,
-                subscriptions: subscriptions)
+                takesScopedPages: scopedPages, subscriptions: subscriptions)
             continuation.yield(.ready(revision: state.published))
         }
         // With scopes, the hub learns the subscriber's grants at once (what it compares later).

@@ -88,8 +88,9 @@ extension SyncClient {
     }
 
     /// Reacts to one event: apply pushed changes that start where the store stands (and no
-    /// sync runs or waits, and no request awaits its answer), sync when the store is behind
-    /// otherwise, or do nothing.
+    /// sync runs or waits, and no request awaits its answer, and, with scopes, the device
+    /// holds what the page's `scopes` say), sync when the store is behind otherwise, or do
+    /// nothing.
     func handle(_ event: LiveEvent) -> LiveAction {
         let cursor = store.maxRevision
         switch event {
@@ -108,6 +109,10 @@ extension SyncClient {
                 guard response.maxRevision == revision, !response.hasMore, response.changeSets.allSatisfy({ $0.conflict != true }) else {
                     return .sync
                 }
+                // A page of a server with scopes is for a device that holds what its `scopes`
+                // say (the user's grants); one that holds less (roots still to download) or
+                // other roots syncs, so that the server sees what it holds.
+                guard response.scopes == (try holdings()) else { return .sync }
                 var summary = SyncSummary()
                 var refused: Set<String> = []
                 var ahead: Prefetch?
