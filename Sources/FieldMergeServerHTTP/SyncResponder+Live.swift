@@ -101,7 +101,8 @@ extension SyncResponder {
     }
 
     /// Subscribes the request's identity at its server (found as for `POST /sync`); a device
-    /// that names no schema fingerprint (`schema=`) or another version's is sent pokes only,
+    /// that names no schema fingerprint (`schema=`) or one of a version the server does not
+    /// answer is sent pokes only (one of an older version it answers, pages in that version),
     /// and with scopes so is one that does not say `pages=scoped` (it checks a page's holdings).
     private func subscribe<Context: SyncRequestContext>(_ request: Request, context: Context) async -> Result<Subscription, LiveRefusal> {
         let identity = context.syncIdentity
@@ -119,10 +120,12 @@ extension SyncResponder {
             if let lease = destination.lease { await lease.release() }
             return .failure(LiveRefusal(response: errorResponse(.badRequest, WireErrorBody(error: "badRequest", message: message.text))))
         }
+        // A device of an older version the server answers gets pages in its version.
+        let version = destination.codec.version(fingerprint: fingerprint)
         do {
             let events = try destination.server.live.subscribe(
-                identity: identity, takesPages: fingerprint == destination.codec.schemaFingerprint, subscriptions: subscriptions,
-                scopedPages: request.uri.queryParameters["pages"] == "scoped")
+                identity: identity, takesPages: fingerprint == destination.codec.schemaFingerprint || version != nil,
+                subscriptions: subscriptions, scopedPages: request.uri.queryParameters["pages"] == "scoped", version: version)
             return .success(Subscription(events: events, destination: destination))
         } catch {
             if let lease = destination.lease { await lease.release() }

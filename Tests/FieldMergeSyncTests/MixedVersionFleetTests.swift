@@ -116,6 +116,39 @@ import Testing
         #expect(try await new.read { try $0.database.scalar("SELECT count(*) FROM comments") } == .integer(1))
     }
 
+    /// In live mode an old device is sent pages in its own schema (Specs/live.md §2): what
+    /// its version knows arrives without a request, what it lacks is left out.
+    @Test func anOldDeviceInLiveMode_getsPagesInItsSchema() async throws {
+        let fleet = try await Self.fleet(devices: ["old", "new"])
+        defer { try? FileManager.default.removeItem(atPath: fleet.folder) }
+        let old = try fleet.client("old", try Schema(Self.v1Entities), replica: 1)
+        let new = try fleet.client("new", try Self.v2(), replica: 2)
+        _ = try await new.sync()
+        let outcomes = await old.startLive(over: fleet.transport)
+        for await outcome in outcomes { if case .connected = outcome { break } }
+        let requests = fleet.transport.requests
+        try await new.write { store in
+            _ = try store.update("tasks", id: 1, ["title": "Oat milk", "minutes": .integer(25)])
+            _ = try store.insert("comments", values: [.text("2 litres"), .integer(1)])
+            _ = try store.update("boards", id: 1, ["label": "House"])
+        }
+        _ = try await new.sync()
+        var applied: SyncSummary?
+        for await outcome in outcomes {
+            if case .applied(let summary, _) = outcome {
+                applied = summary
+                break
+            }
+            if case .synced = outcome { break }  // poked: it asked itself
+        }
+        // The task and the list (its old name), not the comment; no request of its own.
+        #expect(applied?.received == 2)
+        #expect(fleet.transport.requests == requests + 1)
+        #expect(try await old.read { try $0.record("tasks", id: 1)?.values } == [.text("Oat milk"), .integer(1)])
+        #expect(try await old.read { try $0.record("lists", id: 1)?.values } == [.text("House")])
+        await old.stopLive()
+    }
+
     @Test func anOldDeviceThatUpgrades_catchesUpWhatItsVersionLacked() async throws {
         let fleet = try await Self.fleet(devices: ["old", "new"])
         defer { try? FileManager.default.removeItem(atPath: fleet.folder) }

@@ -11,13 +11,16 @@ extension InProcessTransport: LiveChannel {
     /// The events for a device that also subscribes to `subscriptions`.
     public func events(since revision: Int64, schema: String?, subscriptions: ScopeHoldings?) -> AsyncThrowingStream<LiveEvent, any Error> {
         let hub = server.live
-        let takesPages = schema == server.codec.schemaFingerprint
+        // A device of an older version the server answers gets pages in its version.
+        let version = server.codec.version(fingerprint: schema)
+        let takesPages = schema == server.codec.schemaFingerprint || version != nil
         let identity = identity
         return AsyncThrowingStream(bufferingPolicy: .bufferingNewest(max(1, hub.options.buffer))) { continuation in
             let events: AsyncStream<LiveEvent>
             do {
                 // Its device is a `SyncClient`, which checks a scoped page's holdings.
-                events = try hub.subscribe(identity: identity, takesPages: takesPages, subscriptions: subscriptions, scopedPages: true)
+                events = try hub.subscribe(identity: identity, takesPages: takesPages, subscriptions: subscriptions, scopedPages: true,
+                    version: version)
             } catch {
                 continuation.finish(throwing: TransportError("the server in this process refused a live subscription: \(error)"))
                 return

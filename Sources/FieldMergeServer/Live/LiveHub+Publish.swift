@@ -90,14 +90,12 @@ extension LiveHub {
                 continue
             }
             let mask = readable.map { readable in names.map { readable(subscriber.identity, $0) } } ?? []
-            let key = EncodingKey(seen: subscriber.seen, readable: mask)
+            let key = EncodingKey(seen: subscriber.seen, readable: mask, version: subscriber.version?.older.fingerprint)
             let json: [UInt8]?
             if let made = encoded[key] {
                 json = made
             } else {
-                let filtered = readable.map { RevisionServer.readableOnly(page, by: subscriber.identity, $0) } ?? page
-                let empty = filtered.changeSets.allSatisfy { $0.entities.isEmpty }
-                json = empty ? nil : server.codec.encode(filtered)
+                json = Self.encode(page, for: subscriber, readable: readable, codec: server.codec)
                 encoded[key] = json
             }
             guard let json else {
@@ -118,6 +116,22 @@ extension LiveHub {
     private struct EncodingKey: Hashable {
         var seen: Int64
         var readable: [Bool]
+        /// The fingerprint of the older schema version it is written in (nil: the current).
+        var version: String?
+    }
+
+    /// `page` as `subscriber` reads it: without what its identity may not read, in its
+    /// schema version; nil when nothing is left.
+    private static func encode(_ page: SyncResponse, for subscriber: Subscriber, readable: RevisionServer.ReadFilter?, codec: WireCodec) -> [UInt8]? {
+        var filtered = readable.map { RevisionServer.readableOnly(page, by: subscriber.identity, $0) } ?? page
+        if let version = subscriber.version { filtered = version.project(filtered) }
+        guard filtered.changeSets.contains(where: { !$0.entities.isEmpty }) else { return nil }
+        return (subscriber.version?.codec ?? codec).encode(filtered)
+    }
+
+    private struct ScopedEncodingKey: Hashable {
+        var query: Int
+        var version: String?
     }
 
     /// With scopes: whether anything each subscriber's device keeps changed (or its grants
@@ -141,8 +155,9 @@ extension LiveHub {
         }
         let (latest, answers) = try await server.liveNews(queries, pages: options.maxRecords)
         let readable = server.options.readable
-        // Each query's page as sent: encoded once, nil when nothing it may read is in it.
-        var encoded: [Int: [UInt8]?] = [:]
+        // Each query's page as sent, per schema version: encoded once, nil when nothing it
+        // may read is in it.
+        var encoded: [ScopedEncodingKey: [UInt8]?] = [:]
         var updates: [Int: Update] = [:]
         for (id, subscriber) in lagging {
             let position = index[query(subscriber)]!
@@ -163,13 +178,13 @@ extension LiveHub {
                 updates[id] = poke
                 continue
             }
+            let key = ScopedEncodingKey(query: position, version: subscriber.version?.older.fingerprint)
             let json: [UInt8]?
-            if let made = encoded[position] {
+            if let made = encoded[key] {
                 json = made
             } else {
-                let filtered = readable.map { RevisionServer.readableOnly(page, by: subscriber.identity, $0) } ?? page
-                json = filtered.changeSets.allSatisfy { $0.entities.isEmpty } ? nil : server.codec.encode(filtered)
-                encoded[position] = json
+                json = Self.encode(page, for: subscriber, readable: readable, codec: server.codec)
+                encoded[key] = json
             }
             guard let json else {
                 // Nothing it may read changed: no event, no wake-up.

@@ -7,7 +7,7 @@ import Synchronization
 /// the event it needs: the changes themselves (one page, encoded once for every subscriber
 /// that reads the same entities; with scopes, once per identity and revision), a
 /// ``LiveEvent/poke(revision:)`` when a page would be too large or its device must ask
-/// itself (its grants changed, an older schema version), or nothing when
+/// itself (its grants changed, a schema version it does not answer), or nothing when
 /// nothing it may read changed.
 ///
 /// A subscriber costs a small record and a buffer of at most ``Options/buffer`` events, no
@@ -44,8 +44,11 @@ public final class LiveHub: Sendable {
         /// The revision up to which the hub looked for it: nothing it may read changed in
         /// `cursor ... seen`.
         var seen: Int64
-        /// Whether it takes `changes` events (a device of the server's current schema version).
+        /// Whether it takes `changes` events (a device of the server's current schema version,
+        /// or of an older one the server answers).
         var takesPages: Bool
+        /// The older schema version its device speaks (pages projected to it), or nil.
+        var version: WireVersion? = nil
         /// Whether its device applies a page of a server with scopes only when the page's
         /// `scopes` are what it holds (`pages=scoped`, Specs/live.md §3); else it gets pokes.
         var takesScopedPages = false
@@ -99,7 +102,9 @@ public final class LiveHub: Sendable {
     /// - Parameters:
     ///   - identity: Who subscribes (as for a request): it receives only what it may read.
     ///   - takesPages: False for a device that must sync itself for every change (a client of
-    ///     an older schema version): it gets pokes only.
+    ///     a schema version the server does not answer): it gets pokes only.
+    ///   - version: The older schema version the device speaks (`WireCodec/version(fingerprint:)`):
+    ///     its pages are projected to it (``WireVersion/project(_:)``) and written with its codec.
     /// - Throws: ``ServerError/Code/unavailable`` past ``Options/maxSubscribers``, and once the
     ///   server is closing (``finishAll()``): a subscriber then would never hear anything.
     ///   - subscriptions: The roots the device subscribes to (`SyncRequest/subscriptions`):
@@ -108,7 +113,8 @@ public final class LiveHub: Sendable {
     ///     `scopes` equal what it holds, and syncs otherwise (`SyncClient` does). Such a
     ///     device that `takesPages` gets small changes as pages; any other gets pokes.
     public func subscribe(
-        identity: SyncIdentity?, takesPages: Bool = true, subscriptions: ScopeHoldings? = nil, scopedPages: Bool = false
+        identity: SyncIdentity?, takesPages: Bool = true, subscriptions: ScopeHoldings? = nil, scopedPages: Bool = false,
+        version: WireVersion? = nil
     ) throws(ServerError) -> AsyncStream<LiveEvent> {
         let (stream, continuation) = AsyncStream.makeStream(of: LiveEvent.self, bufferingPolicy: .bufferingNewest(max(1, options.buffer)))
         let id = ids.add(1, ordering: .relaxed).newValue
@@ -122,7 +128,7 @@ public final class LiveHub: Sendable {
             }
             state.subscribers[id] = Subscriber(
                 identity: identity, continuation: continuation, cursor: state.published, seen: state.published, takesPages: takesPages,
-                takesScopedPages: scopedPages, subscriptions: subscriptions)
+                version: version, takesScopedPages: scopedPages, subscriptions: subscriptions)
             continuation.yield(.ready(revision: state.published))
         }
         // With scopes, the hub learns the subscriber's grants at once (what it compares later).
