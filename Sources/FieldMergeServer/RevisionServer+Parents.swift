@@ -12,31 +12,30 @@ extension RevisionServer {
     /// Followed transitively; a parent already deleted is left out (its delete reached the
     /// child too, at a later revision, so the child is not in this page either).
     func includeParents(of changed: inout [EntityChanges], after revision: Int64, end: Int64) async throws {
+        // Only records of entities that something references can be asked for as parents:
+        // those are the ones noted as already in the page.
         var included: Set<RecordKey> = []
-        var level: [(entity: ServerEntity, record: WireRecord)] = []
         var slots: [String: Int] = [:]
         for (index, changes) in changed.enumerated() {
             slots[changes.entity] = index
-            guard let position = positions[changes.entity] else { continue }
+            guard let position = positions[changes.entity], !entities[position].referencedBy.isEmpty else { continue }
+            included.reserveCapacity(included.count + changes.records.count)
             for record in changes.records { included.insert(RecordKey(entity: position, id: record.id)) }
-            guard entities[position].hasReferences else { continue }
-            let deleted = Set(changes.delete)
-            for record in changes.records where !deleted.contains(record.id) { level.append((entities[position], record)) }
         }
-        // Level by level: the parents the records of one level name that the page does not
-        // hold yet, looked up in the log per entity in one call each, then their own parents.
-        while !level.isEmpty {
-            var candidates: [Int: [Int64]] = [:]
-            for (entity, record) in level {
-                for (index, field) in entity.entity.fields.enumerated() {
-                    guard let target = field.type.referenceTarget, case .integer(let id) = record.values[index],
-                        let targetPosition = positions[target],
-                        included.insert(RecordKey(entity: targetPosition, id: id)).inserted
-                    else { continue }
-                    candidates[targetPosition, default: []].append(id)
-                }
+        // The parents the page's alive records name that it does not hold yet, by entity (read
+        // in place: a copy of each record would retain and release its arrays once more).
+        var candidates: [Int: [Int64]] = [:]
+        for changes in changed {
+            guard let position = positions[changes.entity], entities[position].hasReferences else { continue }
+            let deleted = changes.delete.isEmpty ? [] : Set(changes.delete)
+            for record in changes.records where !deleted.contains(record.id) {
+                note(parentsOf: record, entity: entities[position], into: &candidates, included: &included)
             }
-            level = []
+        }
+        // Level by level: each entity's missing parents looked up in the log in one call,
+        // then their own parents.
+        while !candidates.isEmpty {
+            var next: [Int: [Int64]] = [:]
             for (targetPosition, ids) in candidates.sorted(by: { $0.key < $1.key }) {
                 let parentEntity = entities[targetPosition]
                 let target = parentEntity.name
@@ -52,12 +51,25 @@ extension RevisionServer {
                     let slot = slots[target]!
                     if parent.created > revision { changed[slot].create.append(id) } else { changed[slot].update.append(id) }
                     changed[slot].records.append(wire)
-                    if parentEntity.hasReferences { level.append((parentEntity, wire)) }
+                    if parentEntity.hasReferences { note(parentsOf: wire, entity: parentEntity, into: &next, included: &included) }
                 }
             }
+            candidates = next
         }
         // Keep the schema's order of entities.
         changed.sort { positions[$0.entity, default: 0] < positions[$1.entity, default: 0] }
+    }
+
+    /// Adds to `candidates` the records `record` references that are not `included` yet
+    /// (and includes them).
+    private func note(parentsOf record: WireRecord, entity: ServerEntity, into candidates: inout [Int: [Int64]], included: inout Set<RecordKey>) {
+        for (index, field) in entity.entity.fields.enumerated() {
+            guard let target = field.type.referenceTarget, case .integer(let id) = record.values[index],
+                let targetPosition = positions[target],
+                included.insert(RecordKey(entity: targetPosition, id: id)).inserted
+            else { continue }
+            candidates[targetPosition, default: []].append(id)
+        }
     }
 
     /// A record of the page, by its entity's position and its id.
