@@ -76,9 +76,13 @@ extension Store {
                 try self.remap(remap.entity, temporary: remap.temporary, permanent: remap.permanent)
                 journal { $0.remapped.append(StoreChange.Remap(entity: remap.entity, temporary: remap.temporary, permanent: remap.permanent)) }
             }
+            // One statement: whether anything is pending or deleted here, and whether a rebase
+            // is under way (``isRebasing``).
             let counts = try database.rows(
-                "SELECT (SELECT count(*) FROM \"__fm_outbox\"), (SELECT count(*) FROM \"__fm_tombstones\")")
-            let outboxEmpty = counts.first?.first == .integer(0), noTombstones = counts.first?.last == .integer(0)
+                "SELECT (SELECT count(*) FROM \"__fm_outbox\"), (SELECT count(*) FROM \"__fm_tombstones\"), "
+                    + "(SELECT count(*) FROM sqlite_master WHERE \"type\" = 'table' AND \"name\" = '__fm_rebase')").first ?? []
+            let outboxEmpty = counts.first == .integer(0), noTombstones = counts.dropFirst().first == .integer(0)
+            let rebasing = counts.last == .integer(1)
             var deleted: [(table: EntityTable, id: Int64)] = []
             // Past a few hundred rows the capture triggers (which skip the store's writes
             // anyway) cost more than dropping them and creating them again.
@@ -87,7 +91,7 @@ extension Store {
             } else {
                 try applyRecords(changes, outboxEmpty: outboxEmpty, noTombstones: noTombstones, deleted: &deleted)
             }
-            if isRebasing { try crossOff(changes.records) }
+            if rebasing { try crossOff(changes.records) }
             if !changes.conflicts.isEmpty {
                 try recordConflicts(changes.conflicts)
                 journal { $0.conflicts = changes.conflicts }

@@ -92,6 +92,9 @@ extension Store {
 
     /// Writes the holdings of the response being applied (nil: none) beside ``maxRevision``.
     func saveScopeState(_ text: String?) throws(SQLiteError) {
+        // ``scopeState`` is what the file holds (read on open, restored with the transaction
+        // on a rollback): an unchanged value costs no statement.
+        guard text != scopeState else { return }
         scopeState = text
         if let text {
             try database.run("INSERT OR REPLACE INTO \"__fm_state\" (\"key\", \"value\") VALUES ('scopes', ?)", [.text(text)])

@@ -221,10 +221,11 @@ public final class Store {
     /// Persists the clock, the revision and the temporary-id counter (inside the caller's
     /// transaction).
     func saveState() throws(SQLiteError) {
-        let sql = "UPDATE \"__fm_state\" SET \"value\" = ? WHERE \"key\" = ?"
-        try database.run(sql, [.integer(Int64(bitPattern: clock.last)), .text("clock")])
-        try database.run(sql, [.integer(maxRevision), .text("maxRevision")])
-        try database.run(sql, [.integer(nextTemporaryID), .text("nextTemporaryID")])
+        // One statement for the three rows: every transaction of the store ends with it.
+        try database.run(
+            "UPDATE \"__fm_state\" SET \"value\" = CASE \"key\" WHEN 'clock' THEN ? WHEN 'maxRevision' THEN ? ELSE ? END "
+                + "WHERE \"key\" IN ('clock', 'maxRevision', 'nextTemporaryID')",
+            [.integer(Int64(bitPattern: clock.last)), .integer(maxRevision), .integer(nextTemporaryID)])
     }
 
     func table(_ entity: String) throws(StoreError) -> EntityTable {

@@ -57,6 +57,9 @@ public final class Database {
     private let cacheLimit: Int
     private var cache: [String: Statement] = [:]
     private var useCounter: UInt64 = 0
+    /// When set, the SQL of every statement the cache hands out, in order: what tests count
+    /// to pin down how many statements an operation costs (``execute(_:)``'s are not in it).
+    package var statementsRun: [String]?
 
     /// Opens a connection.
     ///
@@ -140,6 +143,7 @@ public final class Database {
     /// - Complexity: O(1) for a cached statement; a miss prepares and may scan the cache to evict.
     public func statement(_ sql: String) throws(SQLiteError) -> Statement {
         useCounter &+= 1
+        statementsRun?.append(sql)
         if let cached = cache[sql] {
             cached.lastUse = useCounter
             cached.reset()
