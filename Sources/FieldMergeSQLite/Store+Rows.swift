@@ -44,8 +44,9 @@ extension Store {
         let entity = table.entity
         var values = ContiguousArray<Value>()
         values.reserveCapacity(entity.fields.count)
-        for (index, field) in entity.fields.enumerated() {
-            guard let value = statement.value(Int32(index + 1), as: field.type) else {
+        for (index, kind) in table.kinds.enumerated() {
+            guard let value = statement.value(Int32(index + 1), as: kind) else {
+                let field = entity.fields[index]
                 throw SQLiteError.damaged("column \(entity.name).\(field.name) of record \(id) holds a value that is not \(field.type.name)")
             }
             values.append(value)

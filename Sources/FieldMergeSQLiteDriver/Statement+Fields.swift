@@ -1,3 +1,4 @@
+import CSQLite
 import FieldMerge
 
 /// How a FieldMerge table's column holds a field's value, for the device's store and the
@@ -20,17 +21,34 @@ extension Statement {
     /// Reads column `column` as a value of `type`; nil when the stored value does not fit
     /// (a row written by hand with the wrong type).
     public func value(_ column: Int32, as type: FieldType) -> Value? {
-        if isNull(column) { return .null }
-        switch (type, value(column)) {
-        case (.integer, .integer(let v)), (.reference, .integer(let v)): return .integer(v)
-        case (.date, .integer(let v)): return .date(v)
-        case (.bool, .integer(let v)) where v == 0 || v == 1: return .bool(v == 1)
-        case (.real, .real(let v)): return .real(v)
-        case (.real, .integer(let v)): return .real(Double(v))
-        case (.text, .text(let v)), (.attachment, .text(let v)): return .text(v)
-        case (.blob, .blob(let v)): return .blob(v)
-        case (.textSet, .text(let v)): return TextSetJSON.decode(v).map(Value.textSet)
+        value(column, as: type.valueKind)
+    }
+
+    /// ``value(_:as:)`` by the field's ``ValueKind`` (`FieldType/valueKind`), which tables
+    /// work out once: a `FieldType` copied per row and field (a reference's target is a
+    /// string) costs a retain and a release each.
+    public func value(_ column: Int32, as kind: ValueKind) -> Value? {
+        switch sqlite3_column_type(handle, column) {
+        case SQLITE_NULL: return .null
+        case SQLITE_INTEGER:
+            let v = int64(column)
+            switch kind {
+            case .integer: return .integer(v)
+            case .date: return .date(v)
+            case .bool: return v == 0 || v == 1 ? .bool(v == 1) : nil
+            case .real: return .real(Double(v))
+            default: return nil
+            }
+        case SQLITE_FLOAT: return kind == .real ? .real(double(column)) : nil
+        case SQLITE_TEXT:
+            switch kind {
+            case .text: return .text(text(column))
+            case .textSet: return TextSetJSON.decode(text(column)).map(Value.textSet)
+            default: return nil
+            }
+        case SQLITE_BLOB: return kind == .blob ? .blob(blob(column)) : nil
         default: return nil
         }
     }
 }
+

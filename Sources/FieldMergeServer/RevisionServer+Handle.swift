@@ -260,7 +260,8 @@ extension RevisionServer {
             changes.records.reserveCapacity(alive.count + deleted.count)
             // Moved out one by one (reversed, then taken from the end): a copy of each row
             // would retain and release its arrays once more.
-            alive.reverse()
+            // (Through the buffer: Array's own `reverse()` copies each row as it swaps.)
+            alive.withUnsafeMutableBufferPointer { $0.reverse() }
             while let row = alive.popLast() {
                 if row.created > revision { changes.create.append(row.record.id) } else { changes.update.append(row.record.id) }
                 changes.records.append(wireRecord(row, entity: entity))

@@ -63,10 +63,8 @@ extension RevisionServer {
     /// Adds to `candidates` the records `record` references that are not `included` yet
     /// (and includes them).
     private func note(parentsOf record: WireRecord, entity: ServerEntity, into candidates: inout [Int: [Int64]], included: inout Set<RecordKey>) {
-        for (index, field) in entity.entity.fields.enumerated() {
-            guard let target = field.type.referenceTarget, case .integer(let id) = record.values[index],
-                let targetPosition = positions[target],
-                included.insert(RecordKey(entity: targetPosition, id: id)).inserted
+        for (index, targetPosition) in entity.references {
+            guard case .integer(let id) = record.values[index], included.insert(RecordKey(entity: targetPosition, id: id)).inserted
             else { continue }
             candidates[targetPosition, default: []].append(id)
         }

@@ -183,6 +183,7 @@ public actor RevisionServer {
             for (index, field) in entity.fields.enumerated() {
                 if case .reference(let target, let action) = field.type, let targetPosition = positions[target] {
                     entities[targetPosition].referencedBy.append((position, index, action))
+                    entities[position].references.append((index, targetPosition))
                 }
             }
         }

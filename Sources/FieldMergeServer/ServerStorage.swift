@@ -162,6 +162,9 @@ public struct ServerEntity: Sendable {
     public internal(set) var referencedBy: [(entity: Int, field: Int, action: ReferenceAction)] = []
     /// Whether any of its fields references a record.
     public let hasReferences: Bool
+    /// Its fields that reference a record, with the position of the entity they reference
+    /// (worked out once: reading a `Field` per record costs a retain and a release).
+    public internal(set) var references: [(field: Int, target: Int)] = []
 
     package init(_ entity: Entity, position: Int) {
         self.entity = entity

@@ -22,9 +22,12 @@ final class SQLiteServerTable {
     /// The two hottest statements, kept here: cheaper than finding them by their SQL text.
     var selectStatement: Statement?
     var insertStatement: Statement?
+    /// How each field's column is read (``decodeRow``), worked out once.
+    let kinds: [ValueKind]
 
     init(_ entity: Entity) {
         self.entity = entity
+        kinds = entity.fields.map(\.type.valueKind)
         sql = EntitySQL(
             table: Database.quote(entity.name), fieldColumns: entity.fields.map { Database.quote($0.name) },
             metadata: ServerRow.metadataColumns, parameter: "?")
@@ -196,8 +199,9 @@ extension SQLiteServerStorage {
         let id = statement.int64(0)
         var values = ContiguousArray<Value>()
         values.reserveCapacity(entity.fields.count)
-        for (index, field) in entity.fields.enumerated() {
-            guard let value = statement.value(Int32(index + 1), as: field.type) else {
+        for (index, kind) in table.kinds.enumerated() {
+            guard let value = statement.value(Int32(index + 1), as: kind) else {
+                let field = entity.fields[index]
                 throw ServerError(.corrupt, "column \(entity.name).\(field.name) of \(id) is not \(field.type.name)")
             }
             values.append(value)
