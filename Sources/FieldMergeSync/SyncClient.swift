@@ -112,11 +112,14 @@ public actor SyncClient {
     ///     250 ms or 100,000 records, and at its end).
     ///   - downloadPageCacheKiB: The store's page cache while a sync downloads from revision
     ///     0 (``downloadPageCacheKiB``); nil keeps the store's own.
+    ///   - executor: Where the client and its store run; nil, the default, gives it a
+    ///     serial queue of its own. Clients that share one run one after another on it
+    ///     (many stores in one process, such as a test fleet, without a thread each).
     public init(
         store: sending Store, transport: any SyncTransport, gzip: Bool = true, batchSize: Int = 10_000, probe: (any SyncProbe)? = nil,
-        catchUpCommits: CatchUpCommits = CatchUpCommits(), downloadPageCacheKiB: Int? = 2_048
+        catchUpCommits: CatchUpCommits = CatchUpCommits(), downloadPageCacheKiB: Int? = 2_048, executor: DatabaseExecutor? = nil
     ) {
-        executor = DatabaseExecutor(label: "FieldMerge.SyncClient")
+        self.executor = executor ?? DatabaseExecutor(label: "FieldMerge.SyncClient")
         if case .file(let path) = store.database.location {
             reader = try? StoreReader(path: path, schema: store.schema)
             checkpointer = Checkpointer.takingOver(store.database)

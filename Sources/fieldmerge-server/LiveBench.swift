@@ -28,9 +28,12 @@ struct LiveBench: AsyncParsableCommand {
     @Option(help: "Setups, comma separated: sqlite, postgres2 (two serve processes on one PostgreSQL data set; default: all that can run).") var setups: String?
     @Option(help: "The devices' live channel: nio (NIOLiveChannel, every stream on the process's event loops) or urlsession (HTTPLiveChannel, one URLSession each).")
     var channel: LiveFleet.ChannelKind = .nio
+    @Option(help: "Executors the devices share (0: a serial queue each, as each app has; N: device i runs on executor i mod N, so the fleet is not 1,000 threads on this machine's cores).")
+    var deviceExecutors = 0
 
     func validate() throws {
         guard devices >= 1, devices <= 10_000 else { throw ValidationError("--devices: 1...10000") }
+        guard deviceExecutors >= 0, deviceExecutors <= devices else { throw ValidationError("--device-executors: 0...devices") }
         guard writes >= 1, writes <= 10_000 else { throw ValidationError("--writes: 1...10000") }
         guard burst >= 0, burst <= 10_000 else { throw ValidationError("--burst: 0...10000") }
     }
@@ -56,7 +59,7 @@ struct LiveBench: AsyncParsableCommand {
         let baseRSS = servers.compactMap(\.residentMegabytes).reduce(0, +)
 
         let started = ContinuousClock.now
-        let fleet = try await LiveFleet.start(devices: devices, urls: urls, channel: channel)
+        let fleet = try await LiveFleet.start(devices: devices, urls: urls, channel: channel, executors: deviceExecutors)
         guard await fleet.tracker.wait(for: { $0.connectedCount == devices }, limit: .seconds(120)) else {
             throw ValidationError("only \(fleet.tracker.connectedCount) of \(devices) devices connected within 120 s")
         }
@@ -131,6 +134,7 @@ struct LiveBench: AsyncParsableCommand {
             ops: sorted.count, opUnit: "delivery")
         line.add("processes", urls.count)
         line.add("channel", channel.rawValue)
+        line.add("device_executors", deviceExecutors)
         line.add("connect_s", connectSeconds)
         line.add("p50_ms", percentile(0.5))
         line.add("p99_ms", percentile(0.99))
@@ -169,15 +173,17 @@ struct LiveFleet {
         }
     }
 
-    static func start(devices: Int, urls: [URL], channel kind: ChannelKind) async throws -> LiveFleet {
+    static func start(devices: Int, urls: [URL], channel kind: ChannelKind, executors count: Int = 0) async throws -> LiveFleet {
         let schema = LeagueSchema.schema
         let tracker = LiveTracker(devices: devices)
         var clients: [SyncClient] = []
         var watchers: [Task<Void, Never>] = []
+        let executors = (0..<count).map { DatabaseExecutor(label: "bench.devices.\($0)") }
         for index in 0..<devices {
             let url = urls[index % urls.count]
             let client = SyncClient(
-                store: try Store(.memory, schema: schema, replica: ReplicaID(UInt64(0x1_0000 + index))), transport: HTTPTransport(url: url))
+                store: try Store(.memory, schema: schema, replica: ReplicaID(UInt64(0x1_0000 + index))), transport: HTTPTransport(url: url),
+                executor: executors.isEmpty ? nil : executors[index % executors.count])
             let outcomes = await client.startLive(over: try kind.channel(url))
             clients.append(client)
             watchers.append(Task {
