@@ -25,11 +25,13 @@ extension RevisionServer {
     /// ``handle(_:identity:)``, with the server's revision before and after the request, and
     /// whether it was answered with a stored reply.
     package func handleReporting(_ request: SyncRequest, identity: SyncIdentity? = nil) async throws(ServerError) -> SyncExchange.Handled {
-        // One request at a time, also where the storage suspends (a database over the network).
-        await turnstile.enter()
-        defer { turnstile.leave() }
+        // One request at a time, also where the storage suspends (a database over the
+        // network); a request that only reads runs beside the others when the storage keeps
+        // each transaction apart: it changes nothing of the server's own.
+        let beside = request.changeSets.isEmpty && storage.readsConcurrently && (scopePlan == nil || rootsReady)
+        if !beside { await turnstile.enter() }
+        defer { if !beside { turnstile.leave() } }
         let before = maxRevision
-        replayedStoredReply = false
         if scopePlan != nil && !rootsReady {
             do { try await prepareRoots() } catch { throw Self.serverError(error) }
         }
@@ -38,13 +40,15 @@ extension RevisionServer {
         let version = codec.version(fingerprint: request.schemaFingerprint)
         var lifted = request
         if let version { lifted.changeSets = version.lift(request.changeSets) }
-        var response = try await answer(lifted, sent: request.changeSets, identity: identity)
+        var (response, replayed) = try await answer(lifted, sent: request.changeSets, identity: identity)
         if let readable = options.readable { response = Self.readableOnly(response, by: identity, readable) }
-        // Committed: the live subscribers hear of it (the hub reads on a task of its own).
-        if maxRevision > before { live.advance(to: maxRevision) }
+        // Committed: the live subscribers hear of it (the hub reads on a task of its own). A
+        // read beside a write in progress leaves that to the write, which may not have committed.
+        let after = beside ? before : maxRevision
+        if after > before { live.advance(to: after) }
         var handled = SyncExchange.Handled(
-            response: version.map { $0.project(response) } ?? response, revisionBefore: before, revisionAfter: maxRevision,
-            replayed: replayedStoredReply)
+            response: version.map { $0.project(response) } ?? response, revisionBefore: before, revisionAfter: after,
+            replayed: replayed)
         handled.answering = version?.codec ?? codec
         return handled
     }
@@ -64,7 +68,10 @@ extension RevisionServer {
 
     /// `sent`: the change sets as the client sent them (before an older schema version's were
     /// lifted), whose digest is kept with the reply: the same across an upgrade of the server.
-    private func answer(_ request: SyncRequest, sent: [ChangeSet], identity: SyncIdentity?) async throws(ServerError) -> SyncResponse {
+    /// With whether the answer is a stored reply (``SyncExchange/Handled/replayed``).
+    private func answer(
+        _ request: SyncRequest, sent: [ChangeSet], identity: SyncIdentity?
+    ) async throws(ServerError) -> (SyncResponse, replayed: Bool) {
         if let version = request.protocolVersion, version != WireProtocol.version {
             throw ServerError(
                 .unsupportedProtocolVersion,
@@ -74,9 +81,10 @@ extension RevisionServer {
         try Self.validateAttachments(request, schema: schema)
         do {
             guard !request.changeSets.isEmpty else {
-                return try await storage.read { () async throws -> SyncResponse in
+                let response = try await storage.read { () async throws -> SyncResponse in
                     try await respond(request, identity: identity, replyKey: nil)
                 }
+                return (response, false)
             }
             try Self.validateReplyKey(request, identity: identity)
             missingAttachments = try await attachmentsNotHeld(by: request)
@@ -85,8 +93,7 @@ extension RevisionServer {
             // user and client id ("ann/x" and "y", "ann" and "x/y") makes the same key.
             let owner = identity.map { "\($0.user.utf8.count):\($0.user)" } ?? ""
             let replyKey = request.clientID.map { client in identity == nil ? client : "\(owner)/\(client)" }
-            return try await storage.write { () async throws -> SyncResponse in
-                replayedStoredReply = false  // a transaction the storage runs again starts afresh
+            return try await storage.write { () async throws -> (SyncResponse, replayed: Bool) in
                 if let replyKey, let id = request.requestID, let stored = try await storage.reply(client: replyKey, request: id) {
                     if let digest = stored.digest, digest != RequestDigest(sent).value {
                         throw ServerError(
@@ -94,11 +101,9 @@ extension RevisionServer {
                             "request \(id) of client \(request.clientID ?? "") was taken before with other change sets: "
                                 + "a retry must send the same changes; new changes need a new requestID")
                     }
-                    let answer = try await replay(stored.response, of: request, identity: identity)
-                    replayedStoredReply = true
-                    return answer
+                    return (try await replay(stored.response, of: request, identity: identity), true)
                 }
-                return try await respond(request, identity: identity, replyKey: replyKey, owner: owner, sent: sent)
+                return (try await respond(request, identity: identity, replyKey: replyKey, owner: owner, sent: sent), false)
             }
         } catch {
             throw Self.serverError(error)
@@ -130,7 +135,8 @@ extension RevisionServer {
                 "this device has seen revision \(request.maxRevision), but deletes up to revision \(state.horizon) were compacted: "
                     + "download the data set again (the client does, and keeps its unsynced changes)")
         }
-        clock = HybridClock(replica: replica, last: state.clock, maxDrift: options.maxDrift, wall: wall)
+        // (A read leaves the clock alone: it may run beside a write, whose clock it is.)
+        if !request.changeSets.isEmpty { clock = HybridClock(replica: replica, last: state.clock, maxDrift: options.maxDrift, wall: wall) }
         var revision = state.maxRevision
         let limit = max(1, request.limit ?? options.defaultPageLimit)
         let probe = options.probe
@@ -166,7 +172,8 @@ extension RevisionServer {
                 }
             }
         }
-        maxRevision = revision
+        // A read beside a write may have read the data set before the write's revision.
+        maxRevision = max(maxRevision, revision)
         return response
     }
 

@@ -10,7 +10,8 @@ import FieldMergeProtocol
 /// true state of every record it touched. Every committed change is logged by revision, so
 /// catch-up reads the log, not every table.
 ///
-/// An actor on an executor of its own: requests are answered one at a time, and a storage
+/// An actor on an executor of its own: requests are answered one at a time (those that only
+/// read beside the others, on a storage that ``ServerStorage/readsConcurrently``), and a storage
 /// whose calls block (SQLite) never runs on Swift concurrency's shared threads.
 public actor RevisionServer {
     /// Who may change what: return false to refuse a change (answered as a conflict).
@@ -91,10 +92,11 @@ public actor RevisionServer {
     let replyCodec: WireCodec
     let replica: ReplicaID
     let wall: any WallClock
-    /// The clock and the revision of the request being answered (loaded from the storage
-    /// in its transaction, since other servers may share the data set).
+    /// The clock of the write being answered (loaded from the storage in its transaction,
+    /// since other servers may share the data set).
     var clock: HybridClock
-    /// Lets one request at a time through.
+    /// Lets one request at a time through (reads beside the others when the storage
+    /// ``ServerStorage/readsConcurrently``).
     let turnstile = Turnstile()
     /// The server's revision after the last request it answered.
     public internal(set) var maxRevision: Int64
@@ -109,8 +111,6 @@ public actor RevisionServer {
     /// The roots the request's device subscribes to (`SyncRequest/subscriptions`), which
     /// ``requestGrants`` are read again with.
     var requestSubscriptions: ScopeHoldings?
-    /// Whether the request being answered got its stored reply (``SyncExchange/Handled/replayed``).
-    var replayedStoredReply = false
     /// The hashes the request being answered references whose bytes ``Options/attachments``
     /// does not hold, found before its transaction.
     var missingAttachments: Set<String> = []

@@ -7,8 +7,8 @@ import FieldMerge
 /// The server's logic (strict and merge mode, cascades, replay, paged catch-up) is written
 /// once against this protocol; `SQLiteServerStorage` (FieldMergeServerSQLite) is the
 /// embedded default and other databases implement the same calls. A storage belongs to one
-/// server, which calls it from its own actor, one request at a time, inside ``write(_:)`` or
-/// ``read(_:)``.
+/// server, which calls it from its own actor inside ``write(_:)`` or ``read(_:)``: one
+/// request at a time, unless the storage ``readsConcurrently``.
 ///
 /// Every requirement is `async` so that a storage can talk to a database over the network;
 /// one that works in process (SQLite) completes them without suspending. Every requirement,
@@ -39,6 +39,12 @@ public protocol ServerStorage: AnyObject {
 
     /// Runs `body` as one read-only transaction that sees one committed state.
     nonisolated(nonsending) func read<T>(_ body: nonisolated(nonsending) () async throws -> T) async throws -> T
+
+    /// Whether ``read(_:)`` may run while other transactions of this storage are in progress
+    /// (each transaction's state kept apart, a database over the network): the server then
+    /// answers requests that only read beside a write and beside each other, instead of one
+    /// request at a time. False by default (SQLite: one connection, whose calls never suspend).
+    var readsConcurrently: Bool { get }
 
     /// Runs `body` inside the current transaction so that its writes are undone alone when
     /// it throws (a savepoint).
@@ -278,4 +284,5 @@ extension ServerStorage {
 
     public var olderSchemas: [OlderSchema] { [] }
     public var migrations: [SchemaChange] { [] }
+    public var readsConcurrently: Bool { false }
 }

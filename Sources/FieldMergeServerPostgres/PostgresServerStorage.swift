@@ -24,9 +24,15 @@ import PostgresNIO
 /// it on ``liveChannel`` as it commits, so that every server on the data set can tell its live
 /// subscribers (``PostgresLiveListener``).
 ///
-/// A storage belongs to one server, which calls it one request at a time; each transaction
-/// leases a connection from the ``PostgresConnector``'s pool.
+/// A storage belongs to one server. Each transaction leases a connection from the
+/// ``PostgresConnector``'s pool and keeps its state in the task that runs it
+/// (``PostgresTransaction``), so the server may run several at once: its writes one at a
+/// time, and reads beside them and beside each other (``readsConcurrently``).
 public final class PostgresServerStorage: ServerStorage {
+    /// Reads run beside writes and beside each other, each in a transaction of its own on a
+    /// connection of its own.
+    public var readsConcurrently: Bool { true }
+
     let connector: PostgresConnector
     /// The quoted PostgreSQL schema.
     let schema: String
@@ -43,27 +49,47 @@ public final class PostgresServerStorage: ServerStorage {
     /// The schema version the data set had when this storage opened it: a transaction that
     /// finds another (another server process migrated it since) is refused.
     var openedVersion: Int?
-    /// The connection of the transaction in progress.
-    private var connection: PostgresConnection?
+    /// The transaction in progress in the calling task (``PostgresTransaction``); outside one,
+    /// a fresh empty one whose statements fail and whose changes are dropped.
+    var session: PostgresTransaction {
+        PostgresTransactions.current[ObjectIdentifier(self)] ?? PostgresTransaction()
+    }
     /// Record writes and deletes not sent yet (``PendingRecords``): sent before the next statement.
-    var pending: PendingRecords?
-    private var savepoints = 0
+    var pending: PendingRecords? {
+        get { session.pending }
+        set { session.pending = newValue }
+        _modify { let session = session; yield &session.pending }
+    }
     /// The savepoints open now, outermost first: each is sent only when a statement has to go
     /// out inside it (``sendPending()``), after the `held` rows of the run that were written
     /// before it began. A change set that sends nothing (its reads, ids and writes all held
     /// or known) costs no round trip for its savepoint.
-    var openSavepoints: [(name: String, held: Int, sent: Bool)] = []
+    var openSavepoints: [(name: String, held: Int, sent: Bool)] {
+        get { session.openSavepoints }
+        set { session.openSavepoints = newValue }
+        _modify { let session = session; yield &session.openSavepoints }
+    }
     /// The id counters this write transaction read, by entity position: handed out here and
     /// written back before the commit (``saveIDCounters()``). Every writer of the data set
     /// holds the state lock first, so nobody else moves them meanwhile.
-    var idCounters: [Int: (next: Int64, read: Int64)] = [:]
+    var idCounters: [Int: (next: Int64, read: Int64)] {
+        get { session.idCounters }
+        set { session.idCounters = newValue }
+        _modify { let session = session; yield &session.idCounters }
+    }
     /// The entities with log entries in a window of revisions, found once per transaction so
     /// that a catch-up asks only those entities for their changes (one round trip instead of
     /// two per entity of the schema). Any write to the log forgets it.
-    var windowEntities: (after: Int64, through: Int64, names: [String: Bool])?
+    var windowEntities: (after: Int64, through: Int64, names: [String: Bool])? {
+        get { session.windowEntities }
+        set { session.windowEntities = newValue }
+    }
     /// The state the write transaction in progress read when it took the lock, kept up to
     /// date by ``saveState(_:)``.
-    var lockedState: ServerState?
+    var lockedState: ServerState? {
+        get { session.lockedState }
+        set { session.lockedState = newValue }
+    }
     /// How many statements (round trips) the storage has sent: what tests count per request.
     package private(set) var statementCount = 0
     /// How many write transactions ran again after a serialization failure or deadlock.
@@ -132,25 +158,29 @@ public final class PostgresServerStorage: ServerStorage {
     /// throws comes out as it is (a conflict, a bad request); failures of the database or
     /// the pool come out as `ServerError/Code/storage`.
     nonisolated(nonsending) func transaction<T>(_ begin: String, _ body: nonisolated(nonsending) () async throws -> T) async throws -> T {
-        precondition(connection == nil, "a PostgresServerStorage runs one transaction at a time")
+        let key = ObjectIdentifier(self)
+        precondition(PostgresTransactions.current[key] == nil, "a PostgresServerStorage runs one transaction at a time in a task")
+        let session = PostgresTransaction()
+        var sessions = PostgresTransactions.current
+        sessions[key] = session
         do {
-            return try await connector.client.withConnection { (leased: PostgresConnection) async throws -> T in
-                connection = leased
-                (windowEntities, lockedState, pending, openSavepoints, idCounters) = (nil, nil, nil, [], [:])
-                defer { (connection, windowEntities, lockedState, pending, openSavepoints, idCounters) = (nil, nil, nil, nil, [], [:]) }
-                try await run(begin)
-                let result: T
-                do {
-                    result = try await body()
-                } catch {
-                    try await rollBack(leased, after: error)
-                    throw FromBody(error: error)
+            return try await PostgresTransactions.$current.withValue(sessions) { () async throws -> T in
+                try await connector.client.withConnection { (leased: PostgresConnection) async throws -> T in
+                    session.connection = leased
+                    try await run(begin)
+                    let result: T
+                    do {
+                        result = try await body()
+                    } catch {
+                        try await rollBack(leased, after: error)
+                        throw FromBody(error: error)
+                    }
+                    do { try await run("COMMIT") } catch {
+                        try await rollBack(leased, after: error)
+                        throw error
+                    }
+                    return result
                 }
-                do { try await run("COMMIT") } catch {
-                    try await rollBack(leased, after: error)
-                    throw error
-                }
-                return result
             }
         } catch let error as FromBody {
             throw error.error
@@ -189,9 +219,10 @@ public final class PostgresServerStorage: ServerStorage {
     /// sent drops the rows written since it began, unsent; the id counters go back to where
     /// they stood.
     public nonisolated(nonsending) func savepoint<T>(_ body: nonisolated(nonsending) () async throws -> T) async throws -> T {
-        savepoints += 1
-        let name = "\"fm_change_set_\(savepoints)\""
-        defer { savepoints -= 1 }
+        let session = session
+        session.savepoints += 1
+        let name = "\"fm_change_set_\(session.savepoints)\""
+        defer { session.savepoints -= 1 }
         let counters = idCounters
         let level = openSavepoints.count
         openSavepoints.append((name, pending?.rows.count ?? 0, false))
@@ -228,7 +259,7 @@ public final class PostgresServerStorage: ServerStorage {
     /// Runs `sql` as ``run(_:_:)`` does, without sending what is pending first.
     @discardableResult
     nonisolated(nonsending) func send(_ sql: String, _ binds: PostgresBindings) async throws -> [PostgresRow] {
-        guard let connection else { throw ServerError(.storage, "PostgreSQL: a storage call outside a transaction") }
+        guard let connection = session.connection else { throw ServerError(.storage, "PostgreSQL: a storage call outside a transaction") }
         // A query written to a closed connection may never be answered (nor failed).
         guard !connection.isClosed else { throw ServerError(.storage, "PostgreSQL: the connection was closed") }
         statementCount += 1

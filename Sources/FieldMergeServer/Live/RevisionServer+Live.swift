@@ -4,10 +4,12 @@ import FieldMergeProtocol
 extension RevisionServer {
     /// The catch-up page after each of `revisions` up to the server's latest, as a response
     /// with no answers (nil where more than `limit` records changed), and that latest revision.
-    /// One read transaction, one request's turn.
+    /// One read transaction: one request's turn, or beside the others on a storage that
+    /// ``ServerStorage/readsConcurrently``.
     func livePages(after revisions: Set<Int64>, limit: Int) async throws -> (Int64, [Int64: SyncResponse?]) {
-        await turnstile.enter()
-        defer { turnstile.leave() }
+        let beside = storage.readsConcurrently
+        if !beside { await turnstile.enter() }
+        defer { if !beside { turnstile.leave() } }
         return try await storage.read { () async throws -> (Int64, [Int64: SyncResponse?]) in
             let latest = try await storage.state().maxRevision
             var pages: [Int64: SyncResponse?] = [:]

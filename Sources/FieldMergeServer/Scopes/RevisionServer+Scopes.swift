@@ -199,8 +199,10 @@ extension RevisionServer {
         guard let plan = scopePlan else { return nil }
         try Self.checkSubscriptions(request, plan: plan)
         let granted = try await grantedRoots(identity, subscriptions: request.subscriptions)
-        requestGrants = granted
-        requestSubscriptions = request.subscriptions
+        if !request.changeSets.isEmpty {  // a read may run beside a write, whose grants these are
+            requestGrants = granted
+            requestSubscriptions = request.subscriptions
+        }
         var view = ScopeView(granted: granted, held: heldRoots(request))
         view.priority = plan.scopes.map { scope in
             guard case .some(let ids)? = request.priority?[scope.name] else { return [] }

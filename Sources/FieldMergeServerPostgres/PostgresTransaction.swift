@@ -1,0 +1,30 @@
+import FieldMergeServer
+import PostgresNIO
+
+/// What one transaction of a ``PostgresServerStorage`` holds: its leased connection, the
+/// record writes held back (``PendingRecords``), its savepoints, the id counters it moved,
+/// the state it locked and what it learned of the log.
+///
+/// One per transaction, found through a task-local (``PostgresTransactions/current``), so
+/// that one storage runs several transactions at once, each in the task of its request and
+/// on a pooled connection of its own: the reads a server lets run beside a write
+/// (``ServerStorage/readsConcurrently``). Every storage call runs on its server's executor
+/// (``ServerStorage``), so a transaction's state is never touched by two threads at once.
+final class PostgresTransaction: @unchecked Sendable {
+    /// The leased connection, once the pool has given one; nil outside a transaction (every
+    /// statement then fails).
+    var connection: PostgresConnection?
+    var pending: PendingRecords?
+    /// How many savepoints were begun in this transaction (names them).
+    var savepoints = 0
+    var openSavepoints: [(name: String, held: Int, sent: Bool)] = []
+    var idCounters: [Int: (next: Int64, read: Int64)] = [:]
+    var windowEntities: (after: Int64, through: Int64, names: [String: Bool])?
+    var lockedState: ServerState?
+
+}
+
+/// The transactions in progress in the current task, by storage.
+enum PostgresTransactions {
+    @TaskLocal static var current: [ObjectIdentifier: PostgresTransaction] = [:]
+}
