@@ -10,8 +10,9 @@ import Synchronization
 
 /// Large uploads against `fieldmerge serve` over HTTP on loopback: one request carrying
 /// `--records` creates in one change set, then one carrying as many one-record change sets,
-/// while another client sends a one-record create every 20 ms. Reports how long each upload
-/// took and how long the small writes waited meanwhile (what a large upload costs everyone
+/// while another client sends a one-record create every 20 ms and a third catches up every
+/// 20 ms from the revision of the last small write. Reports how long each upload took and how
+/// long the small writes and catch-ups waited meanwhile (what a large upload costs everyone
 /// else), for the server on SQLite and on PostgreSQL.
 struct UploadBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -48,6 +49,7 @@ struct UploadBench: AsyncParsableCommand {
         // The small writer runs from before the first upload until after the second.
         let stop = StopFlag()
         let small = Task { try await Self.smallWrites(url: server.url, until: stop) }
+        let reads = Task { try await Self.smallReads(url: server.url, until: stop) }
         try await Task.sleep(for: .milliseconds(200))
         let records = records
         let oneChangeSet = [ChangeSet(entities: [EntityChanges(
@@ -59,13 +61,14 @@ struct UploadBench: AsyncParsableCommand {
         try await Task.sleep(for: .milliseconds(200))
         stop.raised.store(true, ordering: .relaxed)
         let latencies = try await small.value.sorted()
+        let (readLatencies, largeReads) = try await reads.value
         server.stop()
         if setup != "sqlite", let postgres {
             let connector = PostgresConnector(try PostgresURL(postgres))
             try? await connector.removeDataSet(named: dataSet)
             await connector.shutdown()
         }
-        func percentile(_ p: Double) -> Double {
+        func percentile(_ p: Double, of latencies: [Double]) -> Double {
             latencies.isEmpty ? .nan : latencies[min(latencies.count - 1, Int((Double(latencies.count) * p).rounded(.up)) - 1)] * 1_000
         }
         var line = BenchLine(
@@ -73,9 +76,14 @@ struct UploadBench: AsyncParsableCommand {
         line.add("one_change_set_s", oneChangeSetSeconds)
         line.add("change_sets_s", changeSetsSeconds)
         line.add("small_writes", latencies.count)
-        line.add("small_p50_ms", percentile(0.5))
-        line.add("small_p99_ms", percentile(0.99))
+        line.add("small_p50_ms", percentile(0.5, of: latencies))
+        line.add("small_p99_ms", percentile(0.99, of: latencies))
         line.add("small_max_ms", latencies.last.map { $0 * 1_000 } ?? .nan)
+        line.add("reads", readLatencies.count)
+        line.add("reads_large", largeReads)
+        line.add("read_p50_ms", percentile(0.5, of: readLatencies))
+        line.add("read_p99_ms", percentile(0.99, of: readLatencies))
+        line.add("read_max_ms", readLatencies.last.map { $0 * 1_000 } ?? .nan)
         return line
     }
 
@@ -119,16 +127,48 @@ struct UploadBench: AsyncParsableCommand {
                 schemaVersion: schema.version, schemaFingerprint: schema.fingerprint)
             let body = Gzip.compress(codec.encode(request))
             let start = ContinuousClock.now
-            _ = try await transport.send(body, gzip: true)
+            let answer = try codec.decodeResponse(try Gzip.decompressIfGzip(try await transport.send(body, gzip: true), limit: WireLimits().maxDecompressedBytes))
             let elapsed = ContinuousClock.now - start
             latencies.append(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+            if let revision = answer.changeSets.last?.entities.first?.records.first?.revision {
+                stop.lastSmallWrite.store(revision, ordering: .relaxed)
+            }
             try await Task.sleep(for: .milliseconds(20))
         }
         return latencies
     }
+
+    /// One catch-up every 20 ms until `stop`, from the revision of the last small write (at
+    /// most one revision, since `limit` is 1): each one's latency, in seconds, sorted, of those
+    /// that brought at most 100 records; and how many brought more (the single revision of
+    /// the upload in one change set, read whole when a catch-up starts right before it).
+    static func smallReads(url: URL, until stop: StopFlag) async throws -> ([Double], Int) {
+        let schema = LeagueSchema.schema
+        let codec = WireCodec(schema: schema)
+        let transport = HTTPTransport(url: url)
+        var (latencies, large): ([Double], Int) = ([], 0)
+        while !stop.raised.load(ordering: .relaxed) {
+            let request = SyncRequest(
+                maxRevision: stop.lastSmallWrite.load(ordering: .relaxed), changeSets: [], limit: 1, protocolVersion: WireProtocol.version,
+                schemaVersion: schema.version, schemaFingerprint: schema.fingerprint)
+            let body = Gzip.compress(codec.encode(request))
+            let start = ContinuousClock.now
+            let answer = try codec.decodeResponse(try Gzip.decompressIfGzip(try await transport.send(body, gzip: true), limit: WireLimits().maxDecompressedBytes))
+            let elapsed = ContinuousClock.now - start
+            if answer.changeSets.reduce(0, { $0 + $1.entities.reduce(0) { $0 + $1.records.count } }) > 100 {
+                large += 1
+            } else {
+                latencies.append(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return (latencies.sorted(), large)
+    }
 }
 
-/// Tells the small writer of ``UploadBench`` to stop.
+/// Tells the small writer and reader of ``UploadBench`` to stop; where the reader catches
+/// up from.
 final class StopFlag: Sendable {
     let raised = Atomic(false)
+    let lastSmallWrite = Atomic<Int64>(0)
 }
