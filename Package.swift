@@ -145,6 +145,8 @@ let package = Package(
             dependencies: [
                 "FieldMerge", "FieldMergeProtocol", "FieldMergeServer",
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Server"])),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Server"])),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["Server"])),
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Server"])),
             ]
         ),

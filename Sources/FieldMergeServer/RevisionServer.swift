@@ -82,8 +82,9 @@ public actor RevisionServer {
     /// The same storage, reachable from outside the actor (tests that inspect it between
     /// requests; FieldMergeServerSQLite's `database`).
     package nonisolated(unsafe) let unsafeStorage: any ServerStorage
-    /// Storages may block (SQLite): the server never runs on Swift concurrency's shared pool.
-    private nonisolated let executor: SerialQueueExecutor
+    /// Storages may block (SQLite): the server never runs on Swift concurrency's shared pool,
+    /// but on a serial queue of its own or the executor its storage names.
+    private nonisolated let executor: any ServerExecutor
     /// The schema's entities as the server uses them, by position and by name.
     let entities: [ServerEntity]
     let positions: [String: Int]
@@ -172,7 +173,7 @@ public actor RevisionServer {
         unsafeStorage = storage
         self.replica = replica
         self.wall = wall
-        executor = SerialQueueExecutor(label: "FieldMerge.RevisionServer")
+        executor = storage.executor ?? SerialQueueExecutor(label: "FieldMerge.RevisionServer")
         codec = WireCodec(schema: schema, older: olderSchemas)
         replyCodec = WireCodec.everyField(of: schema)
         clock = HybridClock(replica: replica, maxDrift: options.maxDrift, wall: wall)

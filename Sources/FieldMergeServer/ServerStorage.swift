@@ -46,6 +46,12 @@ public protocol ServerStorage: AnyObject {
     /// request at a time. False by default (SQLite: one connection, whose calls never suspend).
     var readsConcurrently: Bool { get }
 
+    /// The executor the server runs on, for a storage whose I/O completes on one (a database
+    /// client's event loop): each answer from the database then resumes the server where it
+    /// arrived, without waking another thread. Nil, the default: a serial queue of the
+    /// server's own, which a storage whose calls block (SQLite) needs.
+    var executor: (any ServerExecutor)? { get }
+
     /// Runs `body` inside the current transaction so that its writes are undone alone when
     /// it throws (a savepoint).
     nonisolated(nonsending) func savepoint<T>(_ body: nonisolated(nonsending) () async throws -> T) async throws -> T
@@ -285,4 +291,5 @@ extension ServerStorage {
     public var olderSchemas: [OlderSchema] { [] }
     public var migrations: [SchemaChange] { [] }
     public var readsConcurrently: Bool { false }
+    public var executor: (any ServerExecutor)? { nil }
 }

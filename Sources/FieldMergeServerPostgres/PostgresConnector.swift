@@ -1,5 +1,6 @@
 import FieldMergeServer
 import Logging
+import NIOPosix
 import PostgresNIO
 
 /// The connections to one PostgreSQL database: a `PostgresClient` (a pool) running in a
@@ -10,6 +11,13 @@ import PostgresNIO
 public final class PostgresConnector: Sendable {
     public let url: PostgresURL
     let client: PostgresClient
+    /// The one event loop of the pool's connections, which the servers on this connector's
+    /// storages run on (``PostgresEventLoopExecutor``): a thread of the connector's own, so
+    /// that a server's work never delays the HTTP connections on the process's shared loops.
+    let executor: PostgresEventLoopExecutor
+    private let loops: MultiThreadedEventLoopGroup
+    /// The same loop, for the work of a transaction that is not isolated to its server.
+    let taskExecutor: PostgresLoopTaskExecutor
     let logger: Logger
     private let runner: Task<Void, Never>
 
@@ -46,7 +54,11 @@ public final class PostgresConnector: Sendable {
             let milliseconds = max(1, seconds * 1_000 + attoseconds / 1_000_000_000_000_000)
             configuration.options.additionalStartupParameters.append(("statement_timeout", String(milliseconds)))
         }
-        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        loops = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let loop = loops.next()
+        executor = PostgresEventLoopExecutor(loop)
+        taskExecutor = PostgresLoopTaskExecutor(loop)
+        let client = PostgresClient(configuration: configuration, eventLoopGroup: loop, backgroundLogger: logger)
         self.client = client
         runner = Task { await client.run() }
     }
@@ -55,6 +67,7 @@ public final class PostgresConnector: Sendable {
     public func shutdown() async {
         runner.cancel()
         await runner.value
+        try? await loops.shutdownGracefully()
     }
 
     /// Connects once, outside the pool, so that an unreachable database or refused login is

@@ -32,6 +32,8 @@ public final class PostgresServerStorage: ServerStorage {
     /// Reads run beside writes and beside each other, each in a transaction of its own on a
     /// connection of its own.
     public var readsConcurrently: Bool { true }
+    /// The event loop of the connector's connections (``PostgresEventLoopExecutor``).
+    public var executor: (any ServerExecutor)? { connector.executor }
 
     let connector: PostgresConnector
     /// The quoted PostgreSQL schema.
@@ -165,6 +167,7 @@ public final class PostgresServerStorage: ServerStorage {
         sessions[key] = session
         do {
             return try await PostgresTransactions.$current.withValue(sessions) { () async throws -> T in
+                try await withTaskExecutorPreference(connector.taskExecutor) { () async throws -> T in
                 try await connector.client.withConnection { (leased: PostgresConnection) async throws -> T in
                     session.connection = leased
                     try await run(begin)
@@ -180,6 +183,7 @@ public final class PostgresServerStorage: ServerStorage {
                         throw error
                     }
                     return result
+                }
                 }
             }
         } catch let error as FromBody {

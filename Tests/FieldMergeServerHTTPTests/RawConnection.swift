@@ -44,6 +44,21 @@ final class RawConnection: @unchecked Sendable {
         return (try? await RawHTTP.onThread { try RawHTTP.send(socket, bytes) }) != nil
     }
 
+    /// Sends each of `pieces` after waiting `gap`, all on one thread of its own, so that the
+    /// gaps the server sees do not depend on Swift concurrency's threads (busy under a full
+    /// test suite); false when the server had closed the connection before one was sent.
+    func send(_ pieces: [String], after gap: Duration) async -> Bool {
+        let socket = socket
+        let microseconds = UInt32(gap.components.seconds * 1_000_000 + gap.components.attoseconds / 1_000_000_000_000)
+        return (try? await RawHTTP.onThread { () throws -> Bool in
+            for piece in pieces {
+                usleep(microseconds)
+                try RawHTTP.send(socket, Array(piece.utf8))
+            }
+            return true
+        }) ?? false
+    }
+
     /// Sends `bytes` one at a time, `interval` apart, until all are sent or the server
     /// answers or closes; returns how many were sent.
     func drip(_ bytes: [UInt8], every interval: Duration) async -> Int {
