@@ -166,24 +166,26 @@ public final class PostgresServerStorage: ServerStorage {
         var sessions = PostgresTransactions.current
         sessions[key] = session
         do {
+            // The transaction's state travels with its task; PostgresNIO's calls run on the
+            // loop of the connections (and the server's), not on the shared pool.
             return try await PostgresTransactions.$current.withValue(sessions) { () async throws -> T in
                 try await withTaskExecutorPreference(connector.taskExecutor) { () async throws -> T in
-                try await connector.client.withConnection { (leased: PostgresConnection) async throws -> T in
-                    session.connection = leased
-                    try await run(begin)
-                    let result: T
-                    do {
-                        result = try await body()
-                    } catch {
-                        try await rollBack(leased, after: error)
-                        throw FromBody(error: error)
+                    try await connector.client.withConnection { (leased: PostgresConnection) async throws -> T in
+                        session.connection = leased
+                        try await run(begin)
+                        let result: T
+                        do {
+                            result = try await body()
+                        } catch {
+                            try await rollBack(leased, after: error)
+                            throw FromBody(error: error)
+                        }
+                        do { try await run("COMMIT") } catch {
+                            try await rollBack(leased, after: error)
+                            throw error
+                        }
+                        return result
                     }
-                    do { try await run("COMMIT") } catch {
-                        try await rollBack(leased, after: error)
-                        throw error
-                    }
-                    return result
-                }
                 }
             }
         } catch let error as FromBody {
