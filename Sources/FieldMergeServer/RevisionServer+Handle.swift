@@ -172,8 +172,11 @@ extension RevisionServer {
                 }
             }
         }
-        // A read beside a write may have read the data set before the write's revision.
-        maxRevision = max(maxRevision, revision)
+        // A read beside a write may have read the data set before the write's revision: it
+        // only ever moves the revision on (another process's commit). Otherwise the request
+        // had the turn, and the data set's revision is what it read or wrote (an import by
+        // another process may have moved it back).
+        maxRevision = request.changeSets.isEmpty && storage.readsConcurrently ? max(maxRevision, revision) : revision
         return response
     }
 

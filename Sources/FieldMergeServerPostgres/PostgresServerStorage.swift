@@ -26,13 +26,13 @@ import PostgresNIO
 ///
 /// A storage belongs to one server. Each transaction leases a connection from the
 /// ``PostgresConnector``'s pool and keeps its state in the task that runs it
-/// (``PostgresTransaction``), so the server may run several at once: its writes one at a
+/// (`PostgresTransaction`), so the server may run several at once: its writes one at a
 /// time, and reads beside them and beside each other (``readsConcurrently``).
 public final class PostgresServerStorage: ServerStorage {
     /// Reads run beside writes and beside each other, each in a transaction of its own on a
     /// connection of its own.
     public var readsConcurrently: Bool { true }
-    /// The event loop of the connector's connections (``PostgresEventLoopExecutor``).
+    /// The event loop of the connector's connections (`PostgresEventLoopExecutor`).
     public var executor: (any ServerExecutor)? { connector.executor }
 
     let connector: PostgresConnector
