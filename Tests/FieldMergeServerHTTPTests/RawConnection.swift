@@ -25,6 +25,27 @@ final class RawConnection: @unchecked Sendable {
         })
     }
 
+    /// Connects and sends each of `pieces`, `gap` apart, all on one thread of its own: the
+    /// gaps the server sees, from the first byte on, do not depend on Swift concurrency's
+    /// threads (busy under a full test suite). Throws when the server closed the connection
+    /// before the last piece was sent.
+    static func open(port: Int, sending pieces: [String], gapsOf gap: Duration) async throws -> RawConnection {
+        let microseconds = UInt32(gap.components.seconds * 1_000_000 + gap.components.attoseconds / 1_000_000_000_000)
+        return RawConnection(socket: try await RawHTTP.onThread {
+            let socket = try RawHTTP.connect(port: port)
+            do {
+                for (index, piece) in pieces.enumerated() {
+                    if index > 0 { usleep(microseconds) }
+                    try RawHTTP.send(socket, Array(piece.utf8))
+                }
+            } catch {
+                Glibc.close(socket)
+                throw error
+            }
+            return socket
+        })
+    }
+
     deinit { close() }
 
     /// Closes the connection (again: no effect).
@@ -42,21 +63,6 @@ final class RawConnection: @unchecked Sendable {
     func send(_ bytes: [UInt8]) async -> Bool {
         let socket = socket
         return (try? await RawHTTP.onThread { try RawHTTP.send(socket, bytes) }) != nil
-    }
-
-    /// Sends each of `pieces` after waiting `gap`, all on one thread of its own, so that the
-    /// gaps the server sees do not depend on Swift concurrency's threads (busy under a full
-    /// test suite); false when the server had closed the connection before one was sent.
-    func send(_ pieces: [String], after gap: Duration) async -> Bool {
-        let socket = socket
-        let microseconds = UInt32(gap.components.seconds * 1_000_000 + gap.components.attoseconds / 1_000_000_000_000)
-        return (try? await RawHTTP.onThread { () throws -> Bool in
-            for piece in pieces {
-                usleep(microseconds)
-                try RawHTTP.send(socket, Array(piece.utf8))
-            }
-            return true
-        }) ?? false
     }
 
     /// Sends `bytes` one at a time, `interval` apart, until all are sent or the server
