@@ -185,12 +185,11 @@ extension RevisionServer {
     /// ``Options/repliesPerUser``.
     private func keep(_ reply: StoredReply, key: String, owner: String, digest: UInt64, id: String) async throws {
         let now = Int64(clamping: wall.milliseconds())
-        try await storage.storeReply(ReplyToStore(
-            client: key, owner: owner, request: id, digest: digest, storedAt: now,
-            response: reply.encoded(replyCodec)))
-        try await storage.pruneReplies(ReplyPruning(
-            storedBefore: now &- Int64(clamping: options.replyRetention), owner: owner, keeping: options.repliesPerUser,
-            client: key))
+        try await storage.storeReply(
+            ReplyToStore(client: key, owner: owner, request: id, digest: digest, storedAt: now, response: reply.encoded(replyCodec)),
+            pruning: ReplyPruning(
+                storedBefore: now &- Int64(clamping: options.replyRetention), owner: owner, keeping: options.repliesPerUser,
+                client: key))
     }
 
     /// The answer to a retry whose answer was lost: the catch-up part read again up to where

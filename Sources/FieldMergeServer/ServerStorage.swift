@@ -116,11 +116,11 @@ public protocol ServerStorage: AnyObject {
 
     /// The stored answer to `client`'s last request, with its request's digest, if `request` names it.
     nonisolated(nonsending) func reply(client: String, request: String) async throws -> StoredReplyRow?
-    /// Keeps `reply` as its client's answer, replacing the client's previous one.
-    nonisolated(nonsending) func storeReply(_ reply: ReplyToStore) async throws
-    /// Removes the stored replies `pruning` names: older than its time, and those of its owner
-    /// beyond the newest it keeps. Bound parameters only.
-    nonisolated(nonsending) func pruneReplies(_ pruning: ReplyPruning) async throws
+    /// Keeps `reply` as its client's answer, replacing the client's previous one; then
+    /// removes the stored replies `pruning` names: older than its time, and those of its
+    /// owner beyond the newest it keeps (counted among those younger than that time). Bound
+    /// parameters only; one statement where the database allows (a round trip on PostgreSQL).
+    nonisolated(nonsending) func storeReply(_ reply: ReplyToStore, pruning: ReplyPruning) async throws
 
     /// Releases what the storage holds open (connections, files); later calls fail. Called
     /// once no request is in flight (``RevisionServer/close()``). By default nothing: a

@@ -37,7 +37,7 @@ public struct StoredReplyRow: Sendable, Equatable {
     }
 }
 
-/// A reply to keep (``ServerStorage/storeReply(_:)``), replacing the client's previous one.
+/// A reply to keep (``ServerStorage/storeReply(_:pruning:)``), replacing the client's previous one.
 public struct ReplyToStore: Sendable, Equatable {
     /// The reply key: the user's part (``owner``) and the request's `clientID`.
     public var client: String
@@ -58,7 +58,7 @@ public struct ReplyToStore: Sendable, Equatable {
     }
 }
 
-/// Which stored replies go (``ServerStorage/pruneReplies(_:)``), after one was stored.
+/// Which stored replies go (``ServerStorage/storeReply(_:pruning:)``), after one was stored.
 public struct ReplyPruning: Sendable, Equatable {
     /// Every reply stored before this time (milliseconds since 1970) goes, whoever's.
     public var storedBefore: Int64

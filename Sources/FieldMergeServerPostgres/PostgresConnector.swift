@@ -19,6 +19,8 @@ public final class PostgresConnector: Sendable {
     /// The same loop, for the work of a transaction that is not isolated to its server.
     let taskExecutor: PostgresLoopTaskExecutor
     let logger: Logger
+    /// The statements the pool's connections keep prepared.
+    let statements = PostgresPreparedStatements()
     private let runner: Task<Void, Never>
 
     /// Starts the client for `url`. Nothing is connected yet: ``check()`` tries, and the

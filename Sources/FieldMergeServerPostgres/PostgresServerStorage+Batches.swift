@@ -71,7 +71,7 @@ extension PostgresServerStorage {
                 "SELECT coalesce((SELECT \"next\" FROM \(named("__fm_ids")) WHERE \"entity\" = $1 FOR UPDATE), "
                     + "GREATEST((SELECT coalesce(max(\"id\"), 0) FROM \(table(entity).table)), "
                     + "(SELECT coalesce(max(\"id\"), 0) FROM \(named("__fm_deleted")) WHERE \"entity\" = $1)) + 1)",
-                Self.binds(entity.name))
+                Self.binds(entity.name), prepared: true)
             guard let cell = rows.first?.first, cell.bytes != nil else {
                 throw ServerError(.corrupt, "the id counter of \(entity.name) is damaged")
             }
@@ -83,17 +83,33 @@ extension PostgresServerStorage {
         return Array(first..<first + Int64(count))
     }
 
-    /// Writes back the id counters this transaction moved, in one statement.
+    /// Writes back the id counters this transaction moved and has not written yet, in one
+    /// statement.
     nonisolated(nonsending) func saveIDCounters() async throws {
-        let moved = idCounters.filter { $0.value.next - 1 != $0.value.read }.sorted { $0.key < $1.key }
+        let moved = takeMovedIDCounters()
         idCounters = [:]
-        guard !moved.isEmpty else { return }
+        guard let moved else { return }
         var binds = PostgresBindings(capacity: 2)
-        binds.append(moved.map { tables[$0.key].entity.name })
-        binds.append(moved.map(\.value.next))
-        try await run(
-            "INSERT INTO \(named("__fm_ids")) AS i (\"entity\", \"next\") SELECT * FROM unnest($1::TEXT[], $2::BIGINT[]) "
-                + "ON CONFLICT (\"entity\") DO UPDATE SET \"next\" = GREATEST(i.\"next\", EXCLUDED.\"next\")",
-            binds)
+        binds.append(moved.entities)
+        binds.append(moved.next)
+        try await run(idCountersUpsert(entities: "$1", next: "$2"), binds, prepared: true)
+    }
+
+    /// The id counters moved since they were read or last written, by entity name, now
+    /// counted as written; nil when none moved. Whoever takes them must write them in the
+    /// statement it sends next, outside any savepoint (one rolled back would undo the write
+    /// while the counters stay taken).
+    func takeMovedIDCounters() -> (entities: [String], next: [Int64])? {
+        let moved = idCounters.filter { $0.value.next - 1 != $0.value.read }.sorted { $0.key < $1.key }
+        guard !moved.isEmpty else { return nil }
+        for (position, counter) in moved { idCounters[position]!.read = counter.next - 1 }
+        return (moved.map { tables[$0.key].entity.name }, moved.map(\.value.next))
+    }
+
+    /// The upsert of id counters from the arrays bound at `entities` and `next` (never moving
+    /// one back).
+    func idCountersUpsert(entities: String, next: String) -> String {
+        "INSERT INTO \(named("__fm_ids")) AS i (\"entity\", \"next\") SELECT * FROM unnest(\(entities)::TEXT[], \(next)::BIGINT[]) "
+            + "ON CONFLICT (\"entity\") DO UPDATE SET \"next\" = GREATEST(i.\"next\", EXCLUDED.\"next\")"
     }
 }

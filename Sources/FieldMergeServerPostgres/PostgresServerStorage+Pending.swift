@@ -129,6 +129,34 @@ extension PostgresServerStorage {
         let table = tables[held.position]
         let rows = end - start
         let sql = held.kind == .write ? table.insertAndLog(rows: rows) : table.deleteAndLog(rows: rows)
-        try await send(sql, try part.binds(from: start))
+        // One record, the usual small write, is prepared once per types of its parameters
+        // (a NULL and a value bind different types); runs of several vary in text.
+        let types = rows == 1 ? part.rows[start].parameterTypes : nil
+        try await send(sql, try part.binds(from: start), prepared: types != nil, types: types ?? "")
+    }
+}
+
+extension PendingRecords.Row {
+    /// A letter per parameter type of the row, as ``PendingRecords/binds(from:)`` binds it.
+    var parameterTypes: String {
+        switch self {
+        case .delete: return "d"
+        case .write(let row):
+            var types = "w"
+            for value in row.record.values {
+                switch value {
+                case .null: types += "n"
+                case .integer, .date: types += "i"
+                case .real: types += "r"
+                case .text: types += "t"
+                case .bool: types += "b"
+                case .blob: types += "x"
+                case .textSet: types += "s"
+                }
+            }
+            types += row.fieldRevisions == nil ? "n" : "x"
+            types += row.root == nil ? "n" : "i"
+            return types
+        }
     }
 }

@@ -34,35 +34,41 @@ extension PostgresServerStorage {
     public nonisolated(nonsending) func reply(client: String, request: String) async throws -> StoredReplyRow? {
         let rows = try await run(
             "SELECT \"response\", \"digest\" FROM \(named("__fm_replies")) WHERE \"client\" = $1 AND \"request\" = $2",
-            Self.binds(try Self.storable(client), try Self.storable(request)))
+            Self.binds(try Self.storable(client), try Self.storable(request)), prepared: true)
         guard let row = rows.first else { return nil }
         let (bytes, digest) = try row.decode((ByteBuffer, Int64?).self)
         return StoredReplyRow(response: Array(bytes.readableBytesView), digest: digest.map { UInt64(bitPattern: $0) })
     }
 
-    public nonisolated(nonsending) func storeReply(_ reply: ReplyToStore) async throws {
+    /// One statement: the reply's upsert and the time's pruning as data-modifying `WITH`
+    /// parts, and the owner's pruning (when there is an owner) as the statement itself. All
+    /// three see the data as it was before the statement, so the owner's replies are counted
+    /// among those younger than the time, as they would be after the time's pruning; the
+    /// reply just stored is never counted nor removed (its key is excluded).
+    public nonisolated(nonsending) func storeReply(_ reply: ReplyToStore, pruning: ReplyPruning) async throws {
+        let replies = named("__fm_replies")
         var binds = Self.binds(try Self.storable(reply.client), try Self.storable(reply.request))
         binds.append(ByteBuffer(bytes: reply.response))
         binds.append(try Self.storable(reply.owner))
         binds.append(reply.storedAt)
         binds.append(Int64(bitPattern: reply.digest))
-        try await run(
-            "INSERT INTO \(named("__fm_replies")) (\"client\", \"request\", \"response\", \"owner\", \"stored\", \"digest\") "
-                + "VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (\"client\") DO UPDATE SET \"request\" = EXCLUDED.\"request\", "
-                + "\"response\" = EXCLUDED.\"response\", \"owner\" = EXCLUDED.\"owner\", \"stored\" = EXCLUDED.\"stored\", "
-                + "\"digest\" = EXCLUDED.\"digest\"",
-            binds)
-    }
-
-    public nonisolated(nonsending) func pruneReplies(_ pruning: ReplyPruning) async throws {
-        let replies = named("__fm_replies")
-        try await run(
-            "DELETE FROM \(replies) WHERE \"stored\" < $1 AND \"client\" <> $2",
-            Self.binds(pruning.storedBefore, try Self.storable(pruning.client)))
-        guard !pruning.owner.isEmpty else { return }
-        try await run(
-            "DELETE FROM \(replies) WHERE \"client\" IN (SELECT \"client\" FROM \(replies) "
-                + "WHERE \"owner\" = $1 AND \"client\" <> $2 ORDER BY \"stored\" DESC, \"client\" COLLATE \"C\" DESC OFFSET $3)",
-            Self.binds(try Self.storable(pruning.owner), try Self.storable(pruning.client), Int64(pruning.keeping - 1)))
+        binds.append(pruning.storedBefore)
+        binds.append(try Self.storable(pruning.client))
+        var sql = "WITH stored AS (INSERT INTO \(replies) (\"client\", \"request\", \"response\", \"owner\", \"stored\", \"digest\") "
+            + "VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (\"client\") DO UPDATE SET \"request\" = EXCLUDED.\"request\", "
+            + "\"response\" = EXCLUDED.\"response\", \"owner\" = EXCLUDED.\"owner\", \"stored\" = EXCLUDED.\"stored\", "
+            + "\"digest\" = EXCLUDED.\"digest\" RETURNING 1) "
+        let expired = "DELETE FROM \(replies) WHERE \"stored\" < $7 AND \"client\" <> $8"
+        if pruning.owner.isEmpty {
+            sql += expired
+        } else {
+            binds.append(try Self.storable(pruning.owner))
+            binds.append(Int64(pruning.keeping - 1))
+            sql += ", expired AS (\(expired) RETURNING 1) "
+                + "DELETE FROM \(replies) WHERE \"client\" IN (SELECT \"client\" FROM \(replies) "
+                + "WHERE \"owner\" = $9 AND \"client\" <> $8 AND \"stored\" >= $7 "
+                + "ORDER BY \"stored\" DESC, \"client\" COLLATE \"C\" DESC OFFSET $10)"
+        }
+        try await run(sql, binds, prepared: true)
     }
 }

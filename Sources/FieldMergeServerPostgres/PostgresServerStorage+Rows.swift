@@ -43,7 +43,7 @@ extension PostgresServerStorage {
         }
         let row = try await run(
             "SELECT \(entry("$1", "0")), \(entry("$1", "$2")), \(entry("$1", "$3")), \(entry("$4", "0"))",
-            Self.binds(revision, Int64(limit - 1), Int64(limit), latest)
+            Self.binds(revision, Int64(limit - 1), Int64(limit), latest), prepared: true
         ).first
         guard let (first, last, cut, afterLatest) = try row?.decode((Int64?, Int64?, Int64?, Int64?).self) else {
             throw ServerError(.corrupt, "the log's bounds could not be read")
@@ -61,11 +61,11 @@ extension PostgresServerStorage {
         guard let anyDeleted = try await entitiesLogged(after: after, through: through)[entity.name] else { return ([], []) }
         let table = table(entity)
         let window = Self.binds(entity.name, after, through)
-        let alive = try await run(table.changedAlive, window).map { row throws(ServerError) in
+        let alive = try await run(table.changedAlive, window, prepared: true).map { row throws(ServerError) in
             try Self.decodeRow(row, table, fieldRevisions: false)
         }
         guard anyDeleted else { return (alive, []) }
-        let deleted = try await run(table.changedDeleted, window).map { row in try Self.decodeDeletion(row, entity: entity) }
+        let deleted = try await run(table.changedDeleted, window, prepared: true).map { row in try Self.decodeDeletion(row, entity: entity) }
         return (alive, deleted)
     }
 
@@ -76,7 +76,7 @@ extension PostgresServerStorage {
         let rows = try await run(
             "SELECT l.\"entity\", bool_or(d.\"id\" IS NOT NULL) FROM \(named("__fm_log")) l LEFT JOIN \(named("__fm_deleted")) d "
                 + "ON d.\"entity\" = l.\"entity\" AND d.\"id\" = l.\"id\" WHERE l.\"revision\" > $1 AND l.\"revision\" <= $2 GROUP BY l.\"entity\"",
-            Self.binds(after, through))
+            Self.binds(after, through), prepared: true)
         var names: [String: Bool] = [:]
         for row in rows {
             let (name, deleted) = try row.decode((String, Bool).self)

@@ -127,7 +127,7 @@ public final class PostgresServerStorage: ServerStorage {
                 return try await transaction("BEGIN ISOLATION LEVEL READ COMMITTED") {
                     // Every writer of the data set queues here; the lock holds until COMMIT. The
                     // rows it returns are the state that ``state()`` answers in this transaction.
-                    lockedState = try state(from: try await run("SELECT \"key\", \"value\" FROM \(named("__fm_server")) FOR UPDATE"))
+                    lockedState = try state(from: try await run("SELECT \"key\", \"value\" FROM \(named("__fm_server")) FOR UPDATE", prepared: true))
                     let result = try await body()
                     try await saveIDCounters()
                     return result
@@ -257,32 +257,53 @@ public final class PostgresServerStorage: ServerStorage {
     /// Runs `sql` with `binds` on the transaction's connection and collects its rows; the
     /// record writes pending (``PendingRecords``) go first.
     @discardableResult
-    nonisolated(nonsending) func run(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) async throws -> [PostgresRow] {
+    ///
+    /// `prepared`: the connection keeps `sql` prepared (``PostgresPreparedStatements``), for
+    /// a text fixed per data set whose parameters always have the same types and whose
+    /// result columns never change; `types` tells the parameters' types apart when they vary
+    /// between calls (each kind is prepared of its own).
+    nonisolated(nonsending) func run(_ sql: String, _ binds: PostgresBindings = PostgresBindings(), prepared: Bool = false) async throws -> [PostgresRow] {
         try await sendPending()
-        return try await send(sql, binds)
+        return try await send(sql, binds, prepared: prepared)
     }
 
-    /// Runs `sql` as ``run(_:_:)`` does, without sending what is pending first.
+    /// Runs `sql` as ``run(_:_:prepared:)`` does, without sending what is pending first.
     @discardableResult
-    nonisolated(nonsending) func send(_ sql: String, _ binds: PostgresBindings) async throws -> [PostgresRow] {
+    nonisolated(nonsending) func send(_ sql: String, _ binds: PostgresBindings, prepared: Bool = false, types: String = "") async throws -> [PostgresRow] {
         guard let connection = session.connection else { throw ServerError(.storage, "PostgreSQL: a storage call outside a transaction") }
         // A query written to a closed connection may never be answered (nor failed).
         guard !connection.isClosed else { throw ServerError(.storage, "PostgreSQL: the connection was closed") }
         statementCount += 1
+        let statements = connector.statements
+        let name = prepared ? statements.name(for: sql, types: types, on: connection.id) : nil
         do {
+            if let name {
+                return try await PostgresNamedStatement.$current.withValue(.init(name: name, sql: sql)) {
+                    var rows: [PostgresRow] = []
+                    for try await row in try await connection.execute(PostgresNamedStatement(bindings: binds), logger: connector.logger) {
+                        rows.append(row)
+                    }
+                    return rows
+                }
+            }
             var rows: [PostgresRow] = []
             for try await row in try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: connector.logger) {
                 rows.append(row)
             }
             return rows
         } catch {
+            // A failed preparation stays failed on the connection (PostgresNIO keeps it):
+            // after any failure, the text runs unnamed there.
+            if let name { statements.avoid(name, on: connection.id) }
             throw PostgresConnector.failure(error, doing: "PostgreSQL failed")
         }
     }
 
     /// The first column of the first row of `sql`, or nil (no row, or NULL).
-    nonisolated(nonsending) func scalar<V: PostgresDecodable>(_ sql: String, _ binds: PostgresBindings = PostgresBindings(), as type: V.Type) async throws -> V? {
-        guard let cell = try await run(sql, binds).first?.first, cell.bytes != nil else { return nil }
+    nonisolated(nonsending) func scalar<V: PostgresDecodable>(
+        _ sql: String, _ binds: PostgresBindings = PostgresBindings(), prepared: Bool = false, as type: V.Type
+    ) async throws -> V? {
+        guard let cell = try await run(sql, binds, prepared: prepared).first?.first, cell.bytes != nil else { return nil }
         return try Self.decode(cell, as: V.self)
     }
 
@@ -325,13 +346,22 @@ public final class PostgresServerStorage: ServerStorage {
 
     /// Saves the state and, in the same statement, announces the revision on ``liveChannel``:
     /// PostgreSQL delivers the notification when the transaction commits, and never if it
-    /// rolls back.
+    /// rolls back. The id counters the request moved are written by the same statement (the
+    /// request has given its ids by now), unless a savepoint is open.
     public nonisolated(nonsending) func saveState(_ state: ServerState) async throws {
-        try await run(
-            "WITH saved AS (UPDATE \(named("__fm_server")) SET \"value\" = CASE \"key\" WHEN 'maxRevision' THEN $1::BIGINT ELSE $2::BIGINT END "
+        try await sendPending()
+        var binds = Self.binds(state.maxRevision, Int64(bitPattern: state.clock), liveChannel)
+        var ids = ""
+        if openSavepoints.isEmpty, let moved = takeMovedIDCounters() {
+            binds.append(moved.entities)
+            binds.append(moved.next)
+            ids = "ids AS (\(idCountersUpsert(entities: "$4", next: "$5")) RETURNING 1), "
+        }
+        try await send(
+            "WITH \(ids)saved AS (UPDATE \(named("__fm_server")) SET \"value\" = CASE \"key\" WHEN 'maxRevision' THEN $1::BIGINT ELSE $2::BIGINT END "
                 + "WHERE \"key\" IN ('maxRevision', 'clock') RETURNING \"key\", \"value\") "
                 + "SELECT pg_notify($3, \"value\"::TEXT) FROM saved WHERE \"key\" = 'maxRevision'",
-            Self.binds(state.maxRevision, Int64(bitPattern: state.clock), liveChannel))
+            binds, prepared: true)
         if lockedState != nil { lockedState = state }
     }
 

@@ -41,15 +41,12 @@ extension SQLiteServerStorage {
             response: statement.blob(0), digest: statement.isNull(1) ? nil : UInt64(bitPattern: statement.int64(1)))
     }
 
-    public nonisolated(nonsending) func storeReply(_ reply: ReplyToStore) async throws {
+    public nonisolated(nonsending) func storeReply(_ reply: ReplyToStore, pruning: ReplyPruning) async throws {
         try database.run(
             "INSERT OR REPLACE INTO \"__fm_replies\" (\"client\", \"request\", \"response\", \"owner\", \"stored\", \"digest\") "
                 + "VALUES (?, ?, ?, ?, ?, ?)",
             [.text(reply.client), .text(reply.request), .blob(reply.response), .text(reply.owner), .integer(reply.storedAt),
              .integer(Int64(bitPattern: reply.digest))])
-    }
-
-    public nonisolated(nonsending) func pruneReplies(_ pruning: ReplyPruning) async throws {
         try database.run("DELETE FROM \"__fm_replies\" WHERE \"stored\" < ? AND \"client\" <> ?",
                          [.integer(pruning.storedBefore), .text(pruning.client)])
         guard !pruning.owner.isEmpty else { return }

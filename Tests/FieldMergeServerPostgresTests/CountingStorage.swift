@@ -94,13 +94,9 @@ final class CountingStorage: ServerStorage {
         count("reply")
         return try await base.reply(client: client, request: request)
     }
-    nonisolated(nonsending) func storeReply(_ reply: ReplyToStore) async throws {
+    nonisolated(nonsending) func storeReply(_ reply: ReplyToStore, pruning: ReplyPruning) async throws {
         count("storeReply")
-        try await base.storeReply(reply)
-    }
-    nonisolated(nonsending) func pruneReplies(_ pruning: ReplyPruning) async throws {
-        count("pruneReplies")
-        try await base.pruneReplies(pruning)
+        try await base.storeReply(reply, pruning: pruning)
     }
     nonisolated(nonsending) func rows(_ entity: ServerEntity, ids: [Int64]) async throws -> [Int64: ServerRow] {
         count("rows")

@@ -65,8 +65,8 @@ final class PostgresTestDatabase {
     }
 
     /// A connector with a pool of its own on the test schema, shut down with the database.
-    func connector() -> PostgresConnector {
-        let connector = PostgresConnector(url, applicationName: url.schema)
+    func connector(maximumConnections: Int = 4) -> PostgresConnector {
+        let connector = PostgresConnector(url, maximumConnections: maximumConnections, applicationName: url.schema)
         connectors.append(connector)
         return connector
     }

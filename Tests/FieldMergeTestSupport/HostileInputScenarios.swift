@@ -16,6 +16,7 @@ public enum HostileInputScenario: String, CaseIterable, Sendable, CustomTestStri
     case emptyChangeSetsTakeNoRevisionAndARetryGetsTheSameAnswer
     case repliesArePrunedByAge
     case repliesArePrunedByCountPerUser
+    case repliesArePrunedByAgeThenCountedAmongTheYounger
     case aRequestIDReusedWithOtherChangeSetsIsRefused
     case aReplyKeyHoldingNULIsRefusedAsAWhole
 
@@ -36,6 +37,7 @@ public enum HostileInputScenario: String, CaseIterable, Sendable, CustomTestStri
         case .emptyChangeSetsTakeNoRevisionAndARetryGetsTheSameAnswer: try await Self.emptyChangeSets(harness)
         case .repliesArePrunedByAge: try await Self.prunedByAge(harness)
         case .repliesArePrunedByCountPerUser: try await Self.prunedByCount(harness)
+        case .repliesArePrunedByAgeThenCountedAmongTheYounger: try await Self.prunedByAgeAndCount(harness)
         case .aRequestIDReusedWithOtherChangeSetsIsRefused: try await Self.reusedRequestID(harness)
         case .aReplyKeyHoldingNULIsRefusedAsAWhole: try await Self.nulInReplyKey(harness)
         }
@@ -173,6 +175,36 @@ public enum HostileInputScenario: String, CaseIterable, Sendable, CustomTestStri
         #expect(await server.maxRevision == 7)
         _ = try await server.handle(sent[1].request, identity: ann)
         #expect(await server.maxRevision == 8, "a1's reply was pruned: its retry is taken anew")
+    }
+
+    /// A user's replies past the retention go by age, and the user's count is taken among
+    /// the younger ones only (as if pruned by age first), whatever the storage does in one
+    /// statement.
+    static func prunedByAgeAndCount(_ harness: HostileInputHarness) async throws {
+        var options = RevisionServer.Options()
+        options.replyRetention = 60_000
+        options.repliesPerUser = 2
+        let wall = ManualWallClock(milliseconds: 1_000_000)
+        let server = try await harness.makeServer(schema, options, wall)
+        let ann = SyncIdentity(user: "ann")
+        var sent: [(request: SyncRequest, answer: SyncResponse)] = []
+        var revision: Int64 = 0
+        for (index, client) in ["a1", "a2", "a3", "a4"].enumerated() {
+            // a1 and a2 before the retention ends, a3 and a4 after it.
+            wall.advance(by: index == 2 ? 60_001 : 1)
+            let request = request([merged(note(-1, client))], at: revision, client: client, id: "r")
+            let answer = try await server.handle(request, identity: ann)
+            revision = answer.maxRevision
+            sent.append((request, answer))
+        }
+        // a1 and a2 went by age when a3 was stored; a4 keeps a3 (two with itself).
+        #expect(try await harness.storedReplies(server) == 2)
+        for (request, answer) in sent.suffix(2) {
+            #expect(try await server.handle(request, identity: ann) == answer, "\(request.clientID ?? "") replayed")
+        }
+        #expect(await server.maxRevision == 4)
+        _ = try await server.handle(sent[1].request, identity: ann)
+        #expect(await server.maxRevision == 5, "a2's reply was pruned: its retry is taken anew")
     }
 
     static func reusedRequestID(_ harness: HostileInputHarness) async throws {
