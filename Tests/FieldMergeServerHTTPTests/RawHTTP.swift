@@ -66,7 +66,7 @@ enum RawHTTP {
     static func connect(port: Int) throws -> Int32 {
         let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socket >= 0 else { throw Failure(description: "socket: errno \(errno)") }
-        var timeout = timeval(tv_sec: 20, tv_usec: 0)  // a hung server fails the test instead of hanging it
+        var timeout = timeval(tv_sec: 60, tv_usec: 0)  // a hung server fails the test instead of hanging it
         setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)

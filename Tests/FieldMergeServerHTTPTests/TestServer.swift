@@ -49,6 +49,9 @@ func withHTTPServer<T>(
 ) async throws -> T {
     var configuration = configuration
     configuration.port = 0
+    // A test that does not time its connections gets a read timeout a busy machine cannot
+    // reach: under a whole suite on 2 cores, a step between two reads took seconds.
+    if configuration.readTimeout == SyncHTTPServer.Configuration(port: 0).readTimeout { configuration.readTimeout = .seconds(60) }
     return try await withHTTPServer(making: { [configuration] logger, onListening in
         SyncHTTPServer(server: server, configuration: configuration, logger: logger, onListening: onListening)
     }, body)
