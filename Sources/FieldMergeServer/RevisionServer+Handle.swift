@@ -249,6 +249,9 @@ extension RevisionServer {
     /// replay reads up to an older `latest`, and its page needs the parents of later changes too).
     func catchUp(after revision: Int64, through latest: Int64, limit: Int, view: ScopeView? = nil) async throws -> Page {
         if let view { return try await scopedCatchUp(after: revision, through: latest, limit: limit, view: view) }
+        // A device already at the data set's revision (a live device that writes, say): the
+        // log has nothing for it, and the storage is not asked.
+        guard revision < latest else { return Page(changeSet: nil, end: revision, hasMore: false) }
         let bounds = try await storage.logBounds(after: revision, limit: limit, latest: latest)
         guard let first = bounds.first, first <= latest else {
             return Page(changeSet: nil, end: revision, hasMore: false)

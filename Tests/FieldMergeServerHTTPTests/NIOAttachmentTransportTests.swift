@@ -273,8 +273,16 @@ import Testing
             let hash = AttachmentTestServer.hash(bytes)
             let source = TokenSource([expired, fresh])
             let transport = try Self.transport(running, token: { source.next(refresh: $0) })
-            let held = try await Self.withFile(bytes) { path in
-                try await transport.uploadAttachment(hash, size: 200_000, from: path, offset: 0, progress: nil)
+            let held: AttachmentHolding
+            do {
+                held = try await Self.withFile(bytes) { path in
+                    try await transport.uploadAttachment(hash, size: 200_000, from: path, offset: 0, progress: nil)
+                }
+            } catch {
+                // Seen failing under whole suites ("closed before the response ended"), never
+                // alone: what the server logged goes with the failure.
+                Issue.record("token calls \(source.calls.withLock { $0 }); the server logged: \(running.logs.entries.map { "\($0.level) \($0.message) \($0.metadata)" })")
+                throw error
             }
             #expect(held == .complete(size: 200_000))
             #expect(source.calls.withLock { $0 } == [false, true])
