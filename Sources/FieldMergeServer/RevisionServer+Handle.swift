@@ -29,9 +29,12 @@ extension RevisionServer {
         // network); a request that only reads runs beside the others when the storage keeps
         // each transaction apart: it changes nothing of the server's own.
         let beside = request.changeSets.isEmpty && storage.readsConcurrently && (scopePlan == nil || rootsReady)
-        if !beside { await turnstile.enter() }
-        defer { if !beside { turnstile.leave() } }
-        let before = maxRevision
+        // A write on a storage that groups them waits for its group's turn instead
+        // (RevisionServer+WriteGroups.swift).
+        let grouped = !request.changeSets.isEmpty && storage.groupsWrites && options.writeGroup > 1 && (scopePlan == nil || rootsReady)
+        if !beside && !grouped { await turnstile.enter() }
+        defer { if !beside && !grouped { turnstile.leave() } }
+        var before = maxRevision
         if scopePlan != nil && !rootsReady {
             do { try await prepareRoots() } catch { throw Self.serverError(error) }
         }
@@ -40,11 +43,12 @@ extension RevisionServer {
         let version = codec.version(fingerprint: request.schemaFingerprint)
         var lifted = request
         if let version { lifted.changeSets = version.lift(request.changeSets) }
-        var (response, replayed) = try await answer(lifted, sent: request.changeSets, identity: identity)
+        var (response, replayed, span) = try await answer(lifted, sent: request.changeSets, identity: identity, grouped: grouped)
         if let readable = options.readable { response = Self.readableOnly(response, by: identity, readable) }
         // Committed: the live subscribers hear of it (the hub reads on a task of its own). A
         // read beside a write in progress leaves that to the write, which may not have committed.
-        let after = beside ? before : maxRevision
+        var after = beside ? before : maxRevision
+        if let span { (before, after) = span }
         if after > before { live.advance(to: after) }
         var handled = SyncExchange.Handled(
             response: version.map { $0.project(response) } ?? response, revisionBefore: before, revisionAfter: after,
@@ -69,9 +73,11 @@ extension RevisionServer {
     /// `sent`: the change sets as the client sent them (before an older schema version's were
     /// lifted), whose digest is kept with the reply: the same across an upgrade of the server.
     /// With whether the answer is a stored reply (``SyncExchange/Handled/replayed``).
+    /// `grouped`: the write joins a group transaction (``Options/writeGroup``), and the
+    /// answer says the revisions before and after it (its group's, when it ran in one).
     private func answer(
-        _ request: SyncRequest, sent: [ChangeSet], identity: SyncIdentity?
-    ) async throws(ServerError) -> (SyncResponse, replayed: Bool) {
+        _ request: SyncRequest, sent: [ChangeSet], identity: SyncIdentity?, grouped: Bool
+    ) async throws(ServerError) -> (SyncResponse, replayed: Bool, span: (Int64, Int64)?) {
         if let version = request.protocolVersion, version != WireProtocol.version {
             throw ServerError(
                 .unsupportedProtocolVersion,
@@ -84,30 +90,45 @@ extension RevisionServer {
                 let response = try await storage.read { () async throws -> SyncResponse in
                     try await respond(request, identity: identity, replyKey: nil)
                 }
-                return (response, false)
+                return (response, false, nil)
             }
             try Self.validateReplyKey(request, identity: identity)
-            missingAttachments = try await attachmentsNotHeld(by: request)
             // The stored reply belongs to the authenticated user's client, not to whatever
             // client id a peer sends. The user's length comes first so that no other pair of
             // user and client id ("ann/x" and "y", "ann" and "x/y") makes the same key.
             let owner = identity.map { "\($0.user.utf8.count):\($0.user)" } ?? ""
-            let replyKey = request.clientID.map { client in identity == nil ? client : "\(owner)/\(client)" }
-            return try await storage.write { () async throws -> (SyncResponse, replayed: Bool) in
-                if let replyKey, let id = request.requestID, let stored = try await storage.reply(client: replyKey, request: id) {
-                    if let digest = stored.digest, digest != RequestDigest(sent).value {
-                        throw ServerError(
-                            .idempotencyMismatch,
-                            "request \(id) of client \(request.clientID ?? "") was taken before with other change sets: "
-                                + "a retry must send the same changes; new changes need a new requestID")
-                    }
-                    return (try await replay(stored.response, of: request, identity: identity), true)
-                }
-                return (try await respond(request, identity: identity, replyKey: replyKey, owner: owner, sent: sent), false)
+            let write = QueuedWrite(
+                request: request, sent: sent, identity: identity, owner: owner,
+                replyKey: request.clientID.map { client in identity == nil ? client : "\(owner)/\(client)" },
+                missing: try await attachmentsNotHeld(by: request))
+            if grouped {
+                let answered = try await inWriteGroup(write)
+                return (answered.response, answered.replayed, (answered.before, answered.after))
             }
+            missingAttachments = write.missing
+            let (response, replayed) = try await storage.write { () async throws -> (SyncResponse, replayed: Bool) in
+                try await writeAnswer(write)
+            }
+            return (response, replayed, nil)
         } catch {
             throw Self.serverError(error)
         }
+    }
+
+    /// The answer to a request with change sets, inside a write transaction: its stored
+    /// reply when it is a retry, else ``respond(_:identity:replyKey:owner:sent:)``.
+    func writeAnswer(_ write: QueuedWrite) async throws -> (SyncResponse, replayed: Bool) {
+        let request = write.request
+        if let replyKey = write.replyKey, let id = request.requestID, let stored = try await storage.reply(client: replyKey, request: id) {
+            if let digest = stored.digest, digest != RequestDigest(write.sent).value {
+                throw ServerError(
+                    .idempotencyMismatch,
+                    "request \(id) of client \(request.clientID ?? "") was taken before with other change sets: "
+                        + "a retry must send the same changes; new changes need a new requestID")
+            }
+            return (try await replay(stored.response, of: request, identity: write.identity), true)
+        }
+        return (try await respond(request, identity: write.identity, replyKey: write.replyKey, owner: write.owner, sent: write.sent), false)
     }
 
     /// The answer, inside the request's transaction. A request that changed nothing (no

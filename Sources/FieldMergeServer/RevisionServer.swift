@@ -73,6 +73,11 @@ public actor RevisionServer {
         /// code ``RevisionServer/attachmentMissingCode``. Nil, the default: references are
         /// not checked against any bytes.
         public var attachments: (any AttachmentStore)?
+        /// On a storage that ``ServerStorage/groupsWrites`` (PostgreSQL): at most how many
+        /// write requests that wait for each other are answered in one transaction, 32 by
+        /// default; 1 answers each in a transaction of its own. A group also stops before
+        /// its change sets' records pass 10,000 (a larger request runs alone).
+        public var writeGroup = 32
         public init() {}
     }
 
@@ -115,6 +120,12 @@ public actor RevisionServer {
     /// The hashes the request being answered references whose bytes ``Options/attachments``
     /// does not hold, found before its transaction.
     var missingAttachments: Set<String> = []
+    /// Write requests waiting for a group transaction (``Options/writeGroup``), in arrival order.
+    var queuedWrites: [QueuedWrite] = []
+    /// Whether a task is answering ``queuedWrites``.
+    var drainingWrites = false
+    /// How many group transactions of more than one request committed (tests read it).
+    package internal(set) var writeGroupsCommitted = 0
     /// When this server last marked the time of a revision (``CompactingServerStorage/markRevision(_:at:)``).
     var lastMark: UInt64 = 0
 

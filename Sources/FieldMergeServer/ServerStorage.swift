@@ -46,6 +46,13 @@ public protocol ServerStorage: AnyObject {
     /// request at a time. False by default (SQLite: one connection, whose calls never suspend).
     var readsConcurrently: Bool { get }
 
+    /// Whether the server should answer write requests that wait for each other in groups,
+    /// one ``write(_:)`` transaction for the group (group commit): a storage whose statements
+    /// are round trips to a database, where a transaction's begin, lock and commit cost as
+    /// much as a small request's own work. False by default (SQLite: a transaction costs
+    /// next to nothing). The answers are the same either way (Specs/http.md §8).
+    var groupsWrites: Bool { get }
+
     /// The executor the server runs on, for a storage whose I/O completes on one (a database
     /// client's event loop): each answer from the database then resumes the server where it
     /// arrived, without waking another thread. Nil, the default: a serial queue of the
@@ -291,5 +298,6 @@ extension ServerStorage {
     public var olderSchemas: [OlderSchema] { [] }
     public var migrations: [SchemaChange] { [] }
     public var readsConcurrently: Bool { false }
+    public var groupsWrites: Bool { false }
     public var executor: (any ServerExecutor)? { nil }
 }

@@ -32,6 +32,9 @@ public final class PostgresServerStorage: ServerStorage {
     /// Reads run beside writes and beside each other, each in a transaction of its own on a
     /// connection of its own.
     public var readsConcurrently: Bool { true }
+    /// Write requests that queue behind each other share one transaction: one `BEGIN`, lock
+    /// and `COMMIT` for the group instead of one each (``RevisionServer/Options/writeGroup``).
+    public var groupsWrites: Bool { true }
     /// The event loop of the connector's connections (`PostgresEventLoopExecutor`).
     public var executor: (any ServerExecutor)? { connector.executor }
 
@@ -129,6 +132,10 @@ public final class PostgresServerStorage: ServerStorage {
                     // rows it returns are the state that ``state()`` answers in this transaction.
                     lockedState = try state(from: try await run("SELECT \"key\", \"value\" FROM \(named("__fm_server")) FOR UPDATE", prepared: true))
                     let result = try await body()
+                    if let held = session.heldState {
+                        session.heldState = nil
+                        try await writeState(held)
+                    }
                     try await saveIDCounters()
                     return result
                 }
@@ -230,6 +237,7 @@ public final class PostgresServerStorage: ServerStorage {
         let name = "\"fm_change_set_\(session.savepoints)\""
         defer { session.savepoints -= 1 }
         let counters = idCounters
+        let states = (session.lockedState, session.heldState)
         let level = openSavepoints.count
         openSavepoints.append((name, pending?.rows.count ?? 0, false))
         do {
@@ -242,6 +250,7 @@ public final class PostgresServerStorage: ServerStorage {
             let (held, sent) = (openSavepoints[level].held, openSavepoints[level].sent)
             openSavepoints.removeSubrange(level...)
             idCounters = counters
+            (session.lockedState, session.heldState) = states
             if sent {
                 pending = nil  // written after the savepoint was sent: rolled back unsent
                 _ = try? await run("ROLLBACK TO SAVEPOINT \(name)")
@@ -344,11 +353,21 @@ public final class PostgresServerStorage: ServerStorage {
         return ServerState(maxRevision: revision, clock: UInt64(bitPattern: clock), horizon: horizon)
     }
 
-    /// Saves the state and, in the same statement, announces the revision on ``liveChannel``:
-    /// PostgreSQL delivers the notification when the transaction commits, and never if it
-    /// rolls back. The id counters the request moved are written by the same statement (the
-    /// request has given its ids by now), unless a savepoint is open.
+    /// Saves the state. In a write transaction the state is held and written once before the
+    /// commit, whatever number of requests saved theirs in it (a group,
+    /// ``RevisionServer/Options/writeGroup``); ``state()`` answers it meanwhile, and a
+    /// savepoint rolled back restores what was held before it.
     public nonisolated(nonsending) func saveState(_ state: ServerState) async throws {
+        guard lockedState != nil else { return try await writeState(state) }
+        session.heldState = state
+        lockedState = state
+    }
+
+    /// Writes the state and, in the same statement, announces the revision on
+    /// ``liveChannel``: PostgreSQL delivers the notification when the transaction commits,
+    /// and never if it rolls back. The id counters the transaction moved are written by the
+    /// same statement (its requests have given their ids by now), unless a savepoint is open.
+    nonisolated(nonsending) func writeState(_ state: ServerState) async throws {
         try await sendPending()
         var binds = Self.binds(state.maxRevision, Int64(bitPattern: state.clock), liveChannel)
         var ids = ""

@@ -21,6 +21,9 @@ final class PostgresTransaction: @unchecked Sendable {
     var idCounters: [Int: (next: Int64, read: Int64)] = [:]
     var windowEntities: (after: Int64, through: Int64, names: [String: Bool])?
     var lockedState: ServerState?
+    /// The state ``PostgresServerStorage/saveState(_:)`` saved last, written once before the
+    /// commit (the requests of a group each save theirs).
+    var heldState: ServerState?
 
 }
 

@@ -8,7 +8,13 @@ final class CountingStorage: ServerStorage {
     /// Calls by name, since the last ``reset()``.
     private(set) var calls: [String: Int] = [:]
 
-    init(_ base: any ServerStorage) { self.base = base }
+    /// Whether the server groups writes over it: `base`'s answer unless told.
+    let groupsWrites: Bool
+
+    init(_ base: any ServerStorage, groupsWrites: Bool? = nil) {
+        self.base = base
+        self.groupsWrites = groupsWrites ?? base.groupsWrites
+    }
 
     var total: Int { calls.values.reduce(0, +) }
     func reset() { calls = [:] }

@@ -1,0 +1,128 @@
+import FieldMergeProtocol
+
+/// Group commit: on a storage whose statements are round trips to a database
+/// (``ServerStorage/groupsWrites``), the write requests that queue behind the one in progress
+/// are answered together, in arrival order, in one write transaction. Each is answered exactly
+/// as it would be alone, one after another (each sees the ones before it; its revisions follow
+/// theirs), but the group pays one `BEGIN`, one lock of the data set's state and one `COMMIT`,
+/// and no answer leaves before the group committed. When any request of a group fails, the
+/// group's transaction rolls back whole and each of its requests runs again alone, so a failure
+/// is only ever its own request's. Specs/http.md §8, "Writes in groups".
+extension RevisionServer {
+    /// A request with change sets, ready for its transaction.
+    struct QueuedWrite {
+        var request: SyncRequest
+        /// The change sets as the client sent them (their digest is kept with the reply).
+        var sent: [ChangeSet]
+        var identity: SyncIdentity?
+        var owner: String
+        var replyKey: String?
+        /// The attachments it references whose bytes are missing (``missingAttachments``).
+        var missing: Set<String>
+        var answered: CheckedContinuation<Result<GroupedAnswer, ServerError>, Never>?
+    }
+
+    struct GroupedAnswer {
+        var response: SyncResponse
+        var replayed: Bool
+        var before: Int64
+        var after: Int64
+    }
+
+    /// The most records of change sets one group carries; a larger request runs alone.
+    static let writeGroupRecords = 10_000
+
+    /// Queues `write` and waits for its group's answer. The group runs on a task of its own, so
+    /// a request whose caller is cancelled does not fail the others.
+    func inWriteGroup(_ write: QueuedWrite) async throws(ServerError) -> GroupedAnswer {
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<GroupedAnswer, ServerError>, Never>) in
+            var queued = write
+            queued.answered = continuation
+            queuedWrites.append(queued)
+            if !drainingWrites {
+                drainingWrites = true
+                Task { await self.drainWrites() }
+            }
+        }
+        return try result.get()
+    }
+
+    /// Answers the queued writes, a group per turn, until none waits.
+    private func drainWrites() async {
+        while !queuedWrites.isEmpty {
+            await turnstile.enter()
+            let group = takeGroup()
+            let answers = await answerGroup(group)
+            turnstile.leave()
+            for (write, answer) in zip(group, answers) { write.answered?.resume(returning: answer) }
+        }
+        drainingWrites = false
+    }
+
+    /// The next group: the oldest queued writes, at most ``Options/writeGroup`` of them and
+    /// ``writeGroupRecords`` records (always at least one).
+    private func takeGroup() -> [QueuedWrite] {
+        var count = 0
+        var records = 0
+        for write in queuedWrites {
+            let size = write.request.changeSets.reduce(0) { total, changeSet in
+                changeSet.entities.reduce(total) { $0 + $1.records.count }
+            }
+            if count > 0 && (count == options.writeGroup || records + size > Self.writeGroupRecords) { break }
+            count += 1
+            records += size
+        }
+        let group = Array(queuedWrites.prefix(count))
+        queuedWrites.removeFirst(count)
+        return group
+    }
+
+    /// Each write's answer: all in one transaction, or, when that fails, each alone.
+    private func answerGroup(_ group: [QueuedWrite]) async -> [Result<GroupedAnswer, ServerError>] {
+        if group.count > 1 {
+            let start = maxRevision
+            do {
+                let answers = try await storage.write { () async throws -> [Result<GroupedAnswer, ServerError>] in
+                    var answers: [Result<GroupedAnswer, ServerError>] = []
+                    answers.reserveCapacity(group.count)
+                    for write in group { answers.append(.success(try await answerInTransaction(write))) }
+                    return answers
+                }
+                writeGroupsCommitted += 1
+                return answers
+            } catch {
+                // Nothing of the group committed: each runs again, alone.
+                maxRevision = start
+            }
+        }
+        var answers: [Result<GroupedAnswer, ServerError>] = []
+        for write in group {
+            let start = maxRevision
+            do {
+                answers.append(.success(try await storage.write { () async throws -> GroupedAnswer in try await answerInTransaction(write) }))
+            } catch {
+                maxRevision = start
+                answers.append(.failure(Self.serverError(error)))
+            }
+        }
+        return answers
+    }
+
+    /// One write's answer inside the current transaction, with the revisions around it.
+    private func answerInTransaction(_ write: QueuedWrite) async throws -> GroupedAnswer {
+        let before = maxRevision
+        missingAttachments = write.missing
+        let (response, replayed) = try await writeAnswer(write)
+        return GroupedAnswer(response: response, replayed: replayed, before: before, after: maxRevision)
+    }
+
+    // MARK: For tests
+
+    /// How many writes wait for a group.
+    package var queuedWriteCount: Int { queuedWrites.count }
+
+    /// Takes the server's turn (as a request in progress would) until ``releaseTurn()``: the
+    /// writes that arrive meanwhile queue, and form one group once it is released.
+    package func holdTurn() async { await turnstile.enter() }
+    package func releaseTurn() { turnstile.leave() }
+}
