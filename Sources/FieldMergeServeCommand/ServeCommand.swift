@@ -65,6 +65,9 @@ public struct ServeCommand: AsyncParsableCommand {
     @Option(help: "With --postgres: seconds one statement may run before PostgreSQL cancels it (the request then fails retryably, having changed nothing); 0 for the database's own setting (default 30).")
     var postgresStatementTimeout: Double?
 
+    @Option(help: "With --postgres: at most how many write requests that queue behind each other are answered in one transaction (group commit, Specs/http.md §8); 1 answers each alone (default 32).")
+    var postgresWriteGroup: Int?
+
     @Option(help: "strict (a stale change set is a conflict, as in the case study) or merge.")
     var mode: Mode = .strict
 
@@ -115,8 +118,11 @@ public struct ServeCommand: AsyncParsableCommand {
             throw ValidationError("give either --db FILE, --postgres URL or --tenants DIR")
         }
         if postgres == nil, postgresSchema != nil { throw ValidationError("--postgres-schema needs --postgres") }
-        if postgres == nil, postgresPool != nil || postgresStatementTimeout != nil {
-            throw ValidationError("--postgres-pool and --postgres-statement-timeout need --postgres")
+        if postgres == nil, postgresPool != nil || postgresStatementTimeout != nil || postgresWriteGroup != nil {
+            throw ValidationError("--postgres-pool, --postgres-statement-timeout and --postgres-write-group need --postgres")
+        }
+        if let postgresWriteGroup, !(1...1_000).contains(postgresWriteGroup) {
+            throw ValidationError("--postgres-write-group must be within 1...1000")
         }
         if let postgresPool, !(1...1_000).contains(postgresPool) { throw ValidationError("--postgres-pool must be within 1...1000") }
         if let postgresStatementTimeout, !(0...86_400).contains(postgresStatementTimeout) {
@@ -144,6 +150,7 @@ public struct ServeCommand: AsyncParsableCommand {
         var options = RevisionServer.Options()
         options.probe = metrics?.probe
         options.mode = mode.serverMode
+        if let postgresWriteGroup { options.writeGroup = postgresWriteGroup }
         replies.apply(to: &options)
         live.apply(to: &options)
         try applyAccess(to: &options, schema: schema)

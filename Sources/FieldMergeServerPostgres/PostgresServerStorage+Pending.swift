@@ -50,6 +50,37 @@ struct PendingRecords {
         ids = Set(rows.lazy.map(\.id))
     }
 
+    /// From how many records on a run of writes is bound as one array per column
+    /// (``PostgresServerTable/insertAndLogColumns``); shorter runs bind each value.
+    static let columnRun = 16
+
+    /// Rows `start..<end` of a run of writes as the entity's name and one array per column
+    /// of `table`; nil when a value is not of its column's kind (then bound row by row).
+    func columnBinds(from start: Int, to end: Int, table: PostgresServerTable) throws(ServerError) -> PostgresBindings? {
+        let fields = table.entity.fields.count
+        var columns = table.columnElements.map { PostgresColumnArray($0, capacity: end - start) }
+        for held in rows[start..<end] {
+            guard case .write(let row) = held, row.record.values.count == fields else { return nil }
+            columns[0].append(row.record.id)
+            for (index, value) in row.record.values.enumerated() {
+                guard try columns[index + 1].append(value) else { return nil }
+            }
+            columns[fields + 1].append(bytes: ServerRow.encodeStamps(row.record.stamps))
+            columns[fields + 2].append(row.revision)
+            columns[fields + 3].append(row.created)
+            if let revisions = row.fieldRevisions {
+                columns[fields + 4].append(bytes: ServerRow.encode(revisions, revision: row.revision))
+            } else {
+                columns[fields + 4].appendNull()
+            }
+            if let root = row.root { columns[fields + 5].append(root) } else { columns[fields + 5].appendNull() }
+        }
+        var binds = PostgresBindings(capacity: 1 + columns.count)
+        binds.append(entity)
+        for column in columns { binds.append(column) }
+        return binds
+    }
+
     /// The run of the rows from `start` on: the entity's name, then each row's parameters.
     func binds(from start: Int = 0) throws(ServerError) -> PostgresBindings {
         var binds = PostgresBindings(capacity: 1 + (rows.count - start) * width)
@@ -128,6 +159,10 @@ extension PostgresServerStorage {
         part.keep(first: end)
         let table = tables[held.position]
         let rows = end - start
+        if held.kind == .write, rows >= PendingRecords.columnRun, let binds = try held.columnBinds(from: start, to: end, table: table) {
+            try await send(table.insertAndLogColumns, binds, prepared: true)
+            return
+        }
         let sql = held.kind == .write ? table.insertAndLog(rows: rows) : table.deleteAndLog(rows: rows)
         // One record, the usual small write, is prepared once per types of its parameters
         // (a NULL and a value bind different types); runs of several vary in text.

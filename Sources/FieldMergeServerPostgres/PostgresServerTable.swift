@@ -17,6 +17,12 @@ struct PostgresServerTable {
     /// The upsert of records and their log entries, around the rows' parameters
     /// (``insertAndLog(rows:)``).
     private let insertHead: String, insertTail: String
+    /// The upsert of a run of records and their log entries with one array parameter per
+    /// column (bindings: the entity's name, then ``columnElements``' arrays, one element per
+    /// record): the same text for every size of run, so it is prepared once.
+    let insertAndLogColumns: String
+    /// What each column of ``sql``'s `columns` is bound as in ``insertAndLogColumns``.
+    let columnElements: [PostgresColumnArray.Element]
     /// The delete of records with their tombstones and log entries, after the rows' parameters
     /// (``deleteAndLog(rows:)``).
     private let deleteTail: String
@@ -53,6 +59,19 @@ struct PostgresServerTable {
         insertHead = "WITH written AS (INSERT INTO \(table) (\(columnList)) VALUES "
         insertTail = " \(sql.onConflictUpdate) RETURNING \"id\", \"__fm_revision\") "
             + logEntry + "SELECT $1, \"id\", \"__fm_revision\" FROM written" + logConflict
+        let elements: [PostgresColumnArray.Element] = [.int8] + entity.fields.map { PostgresColumnArray.Element($0.type) }
+            + [.bytea, .int8, .int8, .bytea, .int8]
+        precondition(elements.count == sql.columns.count, "a column array per column")
+        columnElements = elements
+        var arrays: [String] = [], selected: [String] = []
+        for (index, element) in elements.enumerated() {
+            arrays.append("$\(index + 2)::" + Self.arrayTypeName(element))
+            // A text set travels as the text of an array, cast back here.
+            selected.append("u.\"c\(index)\"" + (element == .textSet ? "::TEXT[]" : ""))
+        }
+        insertAndLogColumns = "WITH written AS (INSERT INTO \(table) (\(columnList)) SELECT " + selected.joined(separator: ", ")
+            + " FROM unnest(" + arrays.joined(separator: ", ") + ") AS u("
+            + elements.indices.map { "\"c\($0)\"" }.joined(separator: ", ") + ")" + insertTail
         selectAny = "SELECT \(columnList) FROM \(table) WHERE \"id\" = ANY($1)"
         deleteTail = "), gone AS (DELETE FROM \(table) t USING input WHERE t.\"id\" = input.\"id\" RETURNING t.\"id\", t.\"__fm_root\"), "
             + "tombstone AS (INSERT INTO \(deleted) (\"entity\", \"id\", \"revision\", \"stamp\", \"root\") "
@@ -100,6 +119,17 @@ struct PostgresServerTable {
     /// name, then each record's columns), replacing records that exist.
     func insertAndLog(rows: Int) -> String {
         insertHead + Self.rows(rows, width: sql.columns.count) + insertTail
+    }
+
+    /// The SQL name of an array of `element`s.
+    static func arrayTypeName(_ element: PostgresColumnArray.Element) -> String {
+        switch element {
+        case .int8: "BIGINT[]"
+        case .float8: "DOUBLE PRECISION[]"
+        case .bool: "BOOLEAN[]"
+        case .text, .textSet: "TEXT[]"
+        case .bytea: "BYTEA[]"
+        }
     }
 
     /// Deletes `rows` records, writes their tombstones (each keeping its record's root) and

@@ -107,7 +107,9 @@ import Testing
         #expect(try TenantDirectoryTests.files(in: folder).isEmpty)
         for arguments in [["--db", folder + "/p.sqlite", "--postgres-pool", "8"], ["--db", folder + "/p.sqlite", "--postgres-statement-timeout", "5"],
                           ["--postgres", "postgres://u:p@127.0.0.1:1/db", "--postgres-pool", "0"],
-                          ["--postgres", "postgres://u:p@127.0.0.1:1/db", "--postgres-statement-timeout", "-1"]] {
+                          ["--postgres", "postgres://u:p@127.0.0.1:1/db", "--postgres-statement-timeout", "-1"],
+                          ["--db", folder + "/p.sqlite", "--postgres-write-group", "8"],
+                          ["--postgres", "postgres://u:p@127.0.0.1:1/db", "--postgres-write-group", "0"]] {
             let refused = try await ServeProcess.run(["serve"] + arguments)
             #expect(refused.status == 64, "\(arguments)")
             #expect(refused.errors.contains("--postgres-"), "\(refused.errors)")
