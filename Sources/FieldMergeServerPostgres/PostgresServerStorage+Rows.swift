@@ -37,7 +37,7 @@ extension PostgresServerStorage {
 
     /// One round trip instead of four, and when the page will end at `latest` (no cut before
     /// it: a catch-up of a device a little behind), the same statement also reads which
-    /// entities the page holds (``windowEntities``), which the first ``changes(_:after:through:)``
+    /// entities the page holds (`windowEntities`), which the first ``changes(_:after:through:)``
     /// would otherwise ask for. `CASE` evaluates that part only when it is needed, so a page
     /// cut short of `latest` never reads the log up to `latest`.
     public nonisolated(nonsending) func logBounds(after revision: Int64, limit: Int, latest: Int64) async throws -> LogBounds {

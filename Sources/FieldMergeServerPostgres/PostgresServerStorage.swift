@@ -33,7 +33,7 @@ public final class PostgresServerStorage: ServerStorage {
     /// connection of its own.
     public var readsConcurrently: Bool { true }
     /// Write requests that queue behind each other share one transaction: one `BEGIN`, lock
-    /// and `COMMIT` for the group instead of one each (``RevisionServer/Options/writeGroup``).
+    /// and `COMMIT` for the group instead of one each (`RevisionServer.Options.writeGroup`).
     public var groupsWrites: Bool { true }
     /// The event loop of the connector's connections (`PostgresEventLoopExecutor`).
     public var executor: (any ServerExecutor)? { connector.executor }
@@ -355,7 +355,7 @@ public final class PostgresServerStorage: ServerStorage {
 
     /// Saves the state. In a write transaction the state is held and written once before the
     /// commit, whatever number of requests saved theirs in it (a group,
-    /// ``RevisionServer/Options/writeGroup``); ``state()`` answers it meanwhile, and a
+    /// `RevisionServer.Options.writeGroup`); ``state()`` answers it meanwhile, and a
     /// savepoint rolled back restores what was held before it.
     public nonisolated(nonsending) func saveState(_ state: ServerState) async throws {
         guard lockedState != nil else { return try await writeState(state) }
