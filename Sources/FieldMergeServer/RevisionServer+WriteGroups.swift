@@ -83,6 +83,8 @@ extension RevisionServer {
             let start = maxRevision
             do {
                 let answers = try await storage.write { () async throws -> [Result<GroupedAnswer, ServerError>] in
+                    // (A storage may run the body again after a deadlock: from the start.)
+                    maxRevision = start
                     var answers: [Result<GroupedAnswer, ServerError>] = []
                     answers.reserveCapacity(group.count)
                     for write in group { answers.append(.success(try await answerInTransaction(write))) }
@@ -99,7 +101,10 @@ extension RevisionServer {
         for write in group {
             let start = maxRevision
             do {
-                answers.append(.success(try await storage.write { () async throws -> GroupedAnswer in try await answerInTransaction(write) }))
+                answers.append(.success(try await storage.write { () async throws -> GroupedAnswer in
+                    maxRevision = start
+                    return try await answerInTransaction(write)
+                }))
             } catch {
                 maxRevision = start
                 answers.append(.failure(Self.serverError(error)))
