@@ -27,12 +27,18 @@ public final class SQLiteServerStorage: ServerStorage {
     public internal(set) var olderSchemas: [OlderSchema] = []
     /// Hears the time of each log write (``SyncPhase/log``); nil times nothing.
     public var probe: (any SyncProbe)?
+    /// Whether write requests that queue behind each other are answered in one transaction
+    /// (Specs/http.md §8, "Writes in groups"): only when every commit waits for the disk's
+    /// flush (`durableAcrossPowerLoss`), which a group then pays once. Otherwise a commit
+    /// costs next to nothing and each request keeps its own.
+    public let groupsWrites: Bool
 
     /// Opens (or creates) the database at `location`.
     ///
     /// - Throws: ``ServerError/Code/storage`` when SQLite cannot open it.
     public init(_ location: Database.Location = .memory, options: Database.Options = Database.Options()) throws(ServerError) {
         database = try Self.sqlite { () throws(SQLiteError) in try Database(location, options: options) }
+        groupsWrites = options.durableAcrossPowerLoss && !options.readOnly
         // A file's log is moved into it on a thread of its own after each write, not by the
         // commit of whichever request passes 1,000 pages (which then also waits for the sync).
         checkpointer = options.readOnly || !options.walMode ? nil : Checkpointer.takingOver(database)

@@ -25,6 +25,7 @@ struct ServeBench: AsyncParsableCommand {
     @Option(help: "Setups, comma separated: sqlite, postgres, postgres2 (default: all that can run).") var setups: String?
     @Flag(help: "Run the servers with --metrics (what recording metrics costs; nothing scrapes them).") var metrics = false
     @Option(help: "Percent of requests that update one of 100 hot records instead of creating one (0-100).") var hotPercent = 0
+    @Flag(help: "Run the SQLite setup with --durable (every commit waits for the disk's flush).") var durable = false
 
     func validate() throws {
         guard clients >= 1, clients <= 1_024 else { throw ValidationError("--clients: 1...1024") }
@@ -43,7 +44,7 @@ struct ServeBench: AsyncParsableCommand {
         let dataSet = "fm_bench_\(UInt32.random(in: 0...UInt32.max))"
         var arguments: [[String]] = []
         switch setup {
-        case "sqlite": arguments = [["--db", folder + "/server.sqlite"]]
+        case "sqlite": arguments = [["--db", folder + "/server.sqlite"] + (durable ? ["--durable"] : [])]
         case "postgres": arguments = [["--postgres", postgres!, "--postgres-schema", dataSet]]
         default: arguments = Array(repeating: ["--postgres", postgres!, "--postgres-schema", dataSet], count: 2)
         }

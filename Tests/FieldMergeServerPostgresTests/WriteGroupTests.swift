@@ -1,4 +1,6 @@
 import FieldMerge
+import FieldMergeSQLiteDriver
+import Foundation
 import FieldMergeProtocol
 @testable import FieldMergeServer
 import FieldMergeServerSQLite
@@ -109,6 +111,40 @@ struct WriteGroupSQLiteTests {
 
     @Test func aFailingRequestFailsAlone() async throws {
         try await WriteGroupScenario.aFailingRequestFailsAlone(try await Self.server())
+    }
+}
+
+/// A SQLite file opened durable across power loss (every commit waits for the disk's flush)
+/// asks for groups itself, and pays one flush per group; the default does not.
+struct WriteGroupDurableSQLiteTests {
+    static func file() -> String { NSTemporaryDirectory() + "fm-durable-groups-\(UUID().uuidString).sqlite" }
+
+    /// Runs `body` with a server on a new durable file, removed afterwards.
+    static func withDurableServer(_ body: (RevisionServer) async throws -> Void) async throws {
+        let path = file()
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        var options = Database.Options()
+        options.durableAcrossPowerLoss = true
+        try await body(try RevisionServer(.file(path: path), schema: try postgresSchema(), database: options))
+    }
+
+    @Test func queuedWritesAreAnsweredAsOneAfterAnother() async throws {
+        try await Self.withDurableServer(WriteGroupScenario.queuedWritesAreAnsweredAsOneAfterAnother)
+    }
+
+    @Test func aFailingRequestFailsAlone() async throws {
+        try await Self.withDurableServer(WriteGroupScenario.aFailingRequestFailsAlone)
+    }
+
+    @Test func aFileThatIsNotDurableDoesNotGroup() throws {
+        let path = Self.file()
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        #expect(try SQLiteServerStorage(.file(path: path)).groupsWrites == false)
+        var options = Database.Options()
+        options.durableAcrossPowerLoss = true
+        #expect(try SQLiteServerStorage(.file(path: path), options: options).groupsWrites == true)
+        options.readOnly = true
+        #expect(try SQLiteServerStorage(.file(path: path), options: options).groupsWrites == false)
     }
 }
 
