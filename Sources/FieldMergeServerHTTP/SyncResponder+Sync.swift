@@ -19,6 +19,9 @@ extension SyncResponder {
 
     /// The header of a request's id, read from the request and echoed in the response.
     static let requestIDField = HTTPField.Name("X-Request-ID")!
+    /// The length of a gzip'd answer once inflated: a client that collects the body as
+    /// URLSession inflates it sizes its buffer once instead of doubling it (Specs/http.md §1).
+    static let inflatedLengthField = HTTPField.Name("FieldMerge-Inflated-Length")!
 
     /// `POST /sync`: the body, checked against the size limit and `Content-Encoding`, goes
     /// through the server's ``SyncExchange`` (inflate, decode, the server in one
@@ -87,7 +90,10 @@ extension SyncResponder {
             "duration.ms": .string(Self.milliseconds(sync.duration)),
         ])
         var headers: HTTPFields = [.contentType: "application/json", .vary: "Accept-Encoding"]
-        if reply.isGzip { headers[.contentEncoding] = "gzip" }
+        if reply.isGzip {
+            headers[.contentEncoding] = "gzip"
+            headers[Self.inflatedLengthField] = String(reply.responseBytes)
+        }
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: reply.body)))
     }
 

@@ -55,8 +55,29 @@ final class BoundedDownload: NSObject, URLSessionDataDelegate, @unchecked Sendab
         _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
         completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
     ) {
-        lock.withLock { exchanges[dataTask.taskIdentifier]?.response = response }
+        let length = Self.expectedLength(of: response)
+        lock.withLock {
+            guard let index = exchanges.index(forKey: dataTask.taskIdentifier) else { return }
+            exchanges.values[index].response = response
+            // The body's buffer sized once: grown by doubling, a page of a few megabytes
+            // held up to twice its size, and three times while it grew.
+            if let length, length <= exchanges.values[index].limit { exchanges.values[index].data.reserveCapacity(length) }
+        }
         completionHandler(.allow)
+    }
+
+    /// How long the body will be as the transport receives it: the server's
+    /// `FieldMerge-Inflated-Length` for a gzip'd answer (URLSession inflates it), the
+    /// `Content-Length` of one that is not encoded; nil when neither says. Only a hint: the
+    /// body is collected and checked against the limit as it arrives, whatever it says.
+    static func expectedLength(of response: URLResponse) -> Int? {
+        guard let http = response as? HTTPURLResponse else { return nil }
+        if let inflated = http.value(forHTTPHeaderField: "FieldMerge-Inflated-Length") {
+            return Int(inflated).flatMap { $0 >= 0 ? $0 : nil }
+        }
+        let encoding = http.value(forHTTPHeaderField: "Content-Encoding") ?? ""
+        guard encoding.isEmpty || encoding.lowercased() == "identity", http.expectedContentLength > 0 else { return nil }
+        return Int(http.expectedContentLength)
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {

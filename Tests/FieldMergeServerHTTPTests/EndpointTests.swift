@@ -66,6 +66,8 @@ import Testing
             #expect(response.headers["content-encoding"] == (gzip ? "gzip" : nil))
             #expect(Array(response.body.prefix(2)) == (gzip ? [0x1F, 0x8B] : [UInt8(ascii: "{"), UInt8(ascii: "\"")]))
             let json = gzip ? try Gzip.decompress(response.body, limit: 1 << 20) : response.body
+            // A gzip'd answer says how long it is inflated (what URLSession hands the client).
+            #expect(response.headers["fieldmerge-inflated-length"] == (gzip ? String(json.count) : nil))
             let answer = try WireCodec(schema: httpTestSchema()).decodeResponse(json)
             #expect(answer.maxRevision == 1)
             #expect(answer.changeSets.first?.conflict == false)
