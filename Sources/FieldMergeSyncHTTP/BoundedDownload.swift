@@ -60,11 +60,17 @@ final class BoundedDownload: NSObject, URLSessionDataDelegate, @unchecked Sendab
             guard let index = exchanges.index(forKey: dataTask.taskIdentifier) else { return }
             exchanges.values[index].response = response
             // The body's buffer sized once: grown by doubling, a page of a few megabytes
-            // held up to twice its size, and three times while it grew.
-            if let length, length <= exchanges.values[index].limit { exchanges.values[index].data.reserveCapacity(length) }
+            // held up to twice its size, and three times while it grew. At most 64 MiB
+            // before the bytes arrive, whatever a server claims.
+            if let length, length <= exchanges.values[index].limit {
+                exchanges.values[index].data.reserveCapacity(min(length, Self.largestReservation))
+            }
         }
         completionHandler(.allow)
     }
+
+    /// The most memory reserved for a body on its headers' word.
+    static let largestReservation = 64 << 20
 
     /// How long the body will be as the transport receives it: the server's
     /// `FieldMerge-Inflated-Length` for a gzip'd answer (URLSession inflates it), the
