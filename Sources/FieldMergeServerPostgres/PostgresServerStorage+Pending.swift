@@ -171,6 +171,39 @@ extension PostgresServerStorage {
     }
 }
 
+extension PostgresServerStorage {
+    /// Record writes held, taken to be sent as the first parts of the next statement
+    /// (`WITH written AS (...), logged AS (...)`) instead of a statement of their own.
+    struct LeadingRows {
+        var sql: String
+        /// The entity's name and the rows' parameters; the statement's own follow.
+        var binds: PostgresBindings
+        /// A text that is the same for every such statement, worth preparing.
+        var prepared: Bool
+        /// The parameters' types, which name the prepared statement with its text.
+        var types: String
+    }
+
+    /// Takes the rows held as ``LeadingRows``: nil, leaving them held, when nothing is held,
+    /// when what is held is deletes, or when a savepoint begun after some of them waits to be
+    /// sent (``sendPending()`` orders those).
+    func takeLeadingRows() throws(ServerError) -> LeadingRows? {
+        guard let held = pending, held.kind == .write, !held.rows.isEmpty, openSavepoints.allSatisfy(\.sent) else { return nil }
+        let table = tables[held.position]
+        let count = held.rows.count
+        let rows: LeadingRows
+        if count >= PendingRecords.columnRun, let binds = try held.columnBinds(from: 0, to: count, table: table) {
+            rows = LeadingRows(sql: table.leadingInsertAndLog(rows: nil), binds: binds, prepared: true, types: "c")
+        } else {
+            let types = count == 1 ? held.rows[0].parameterTypes : nil
+            rows = LeadingRows(
+                sql: table.leadingInsertAndLog(rows: count), binds: try held.binds(), prepared: types != nil, types: types ?? "")
+        }
+        pending = nil
+        return rows
+    }
+}
+
 extension PendingRecords.Row {
     /// A letter per parameter type of the row, as ``PendingRecords/binds(from:)`` binds it.
     var parameterTypes: String {

@@ -45,30 +45,54 @@ extension PostgresServerStorage {
     /// three see the data as it was before the statement, so the owner's replies are counted
     /// among those younger than the time, as they would be after the time's pruning; the
     /// reply just stored is never counted nor removed (its key is excluded).
+    ///
+    /// Record writes still held (the request's own, usually) go first in the same statement,
+    /// as `WITH` parts of their own (``takeLeadingRows()``): one round trip for the rows, their
+    /// log entries and the reply. They touch other tables than the reply's parts, so that
+    /// each part sees the same data as when sent alone.
     public nonisolated(nonsending) func storeReply(_ reply: ReplyToStore, pruning: ReplyPruning) async throws {
-        let replies = named("__fm_replies")
-        var binds = Self.binds(try Self.storable(reply.client), try Self.storable(reply.request))
+        let leading = try takeLeadingRows()
+        if leading == nil { try await sendPending() }
+        var binds = leading?.binds ?? PostgresBindings()
+        let first = binds.count + 1
+        binds.append(try Self.storable(reply.client))
+        binds.append(try Self.storable(reply.request))
         binds.append(ByteBuffer(bytes: reply.response))
         binds.append(try Self.storable(reply.owner))
         binds.append(reply.storedAt)
         binds.append(Int64(bitPattern: reply.digest))
         binds.append(pruning.storedBefore)
         binds.append(try Self.storable(pruning.client))
-        var sql = "WITH stored AS (INSERT INTO \(replies) (\"client\", \"request\", \"response\", \"owner\", \"stored\", \"digest\") "
-            + "VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (\"client\") DO UPDATE SET \"request\" = EXCLUDED.\"request\", "
-            + "\"response\" = EXCLUDED.\"response\", \"owner\" = EXCLUDED.\"owner\", \"stored\" = EXCLUDED.\"stored\", "
-            + "\"digest\" = EXCLUDED.\"digest\" RETURNING 1) "
-        let expired = "DELETE FROM \(replies) WHERE \"stored\" < $7 AND \"client\" <> $8"
-        if pruning.owner.isEmpty {
-            sql += expired
-        } else {
+        if !pruning.owner.isEmpty {
             binds.append(try Self.storable(pruning.owner))
             binds.append(Int64(pruning.keeping - 1))
-            sql += ", expired AS (\(expired) RETURNING 1) "
-                + "DELETE FROM \(replies) WHERE \"client\" IN (SELECT \"client\" FROM \(replies) "
-                + "WHERE \"owner\" = $9 AND \"client\" <> $8 AND \"stored\" >= $7 "
-                + "ORDER BY \"stored\" DESC, \"client\" COLLATE \"C\" DESC OFFSET $10)"
         }
-        try await run(sql, binds, prepared: true)
+        let parts = replyParts(first: first, owner: !pruning.owner.isEmpty)
+        if let leading {
+            try await send(
+                leading.sql + ", " + parts, binds, prepared: leading.prepared,
+                types: leading.types + (pruning.owner.isEmpty ? "|r" : "|ro"))
+        } else {
+            try await send("WITH " + parts, binds, prepared: true)
+        }
+    }
+
+    /// The reply's parts of the statement, after `WITH `: its parameters numbered from
+    /// `$first` (client, request, response, owner, time stored, digest, the time pruned
+    /// before, the client kept; then, with `owner`, the owner and how many of its other
+    /// replies stay).
+    private func replyParts(first: Int, owner: Bool) -> String {
+        let p = (first..<(first + 10)).map { "$\($0)" }
+        let replies = named("__fm_replies")
+        let stored = "stored AS (INSERT INTO \(replies) (\"client\", \"request\", \"response\", \"owner\", \"stored\", \"digest\") "
+            + "VALUES (\(p[0]), \(p[1]), \(p[2]), \(p[3]), \(p[4]), \(p[5])) ON CONFLICT (\"client\") DO UPDATE SET \"request\" = EXCLUDED.\"request\", "
+            + "\"response\" = EXCLUDED.\"response\", \"owner\" = EXCLUDED.\"owner\", \"stored\" = EXCLUDED.\"stored\", "
+            + "\"digest\" = EXCLUDED.\"digest\" RETURNING 1) "
+        let expired = "DELETE FROM \(replies) WHERE \"stored\" < \(p[6]) AND \"client\" <> \(p[7])"
+        guard owner else { return stored + expired }
+        return stored + ", expired AS (\(expired) RETURNING 1) "
+            + "DELETE FROM \(replies) WHERE \"client\" IN (SELECT \"client\" FROM \(replies) "
+            + "WHERE \"owner\" = \(p[8]) AND \"client\" <> \(p[7]) AND \"stored\" >= \(p[6]) "
+            + "ORDER BY \"stored\" DESC, \"client\" COLLATE \"C\" DESC OFFSET \(p[9]))"
     }
 }

@@ -17,10 +17,15 @@ struct PostgresServerTable {
     /// The upsert of records and their log entries, around the rows' parameters
     /// (``insertAndLog(rows:)``).
     private let insertHead: String, insertTail: String
+    /// ``insertTail`` with the log's insert as a `WITH` part (`logged`) instead of the
+    /// statement itself, for a statement that goes on after it (``insertAndLog(rows:leading:)``).
+    private let leadingTail: String
     /// The upsert of a run of records and their log entries with one array parameter per
     /// column (bindings: the entity's name, then ``columnElements``' arrays, one element per
     /// record): the same text for every size of run, so it is prepared once.
     let insertAndLogColumns: String
+    /// ``insertAndLogColumns`` up to its tail.
+    private let columnsHead: String
     /// What each column of ``sql``'s `columns` is bound as in ``insertAndLogColumns``.
     let columnElements: [PostgresColumnArray.Element]
     /// The delete of records with their tombstones and log entries, after the rows' parameters
@@ -59,6 +64,8 @@ struct PostgresServerTable {
         insertHead = "WITH written AS (INSERT INTO \(table) (\(columnList)) VALUES "
         insertTail = " \(sql.onConflictUpdate) RETURNING \"id\", \"__fm_revision\") "
             + logEntry + "SELECT $1, \"id\", \"__fm_revision\" FROM written" + logConflict
+        leadingTail = " \(sql.onConflictUpdate) RETURNING \"id\", \"__fm_revision\"), logged AS ("
+            + logEntry + "SELECT $1, \"id\", \"__fm_revision\" FROM written" + logConflict + " RETURNING 1)"
         let elements: [PostgresColumnArray.Element] = [.int8] + entity.fields.map { PostgresColumnArray.Element($0.type) }
             + [.bytea, .int8, .int8, .bytea, .int8]
         precondition(elements.count == sql.columns.count, "a column array per column")
@@ -69,9 +76,10 @@ struct PostgresServerTable {
             // A text set travels as the text of an array, cast back here.
             selected.append("u.\"c\(index)\"" + (element == .textSet ? "::TEXT[]" : ""))
         }
-        insertAndLogColumns = "WITH written AS (INSERT INTO \(table) (\(columnList)) SELECT " + selected.joined(separator: ", ")
+        columnsHead = "WITH written AS (INSERT INTO \(table) (\(columnList)) SELECT " + selected.joined(separator: ", ")
             + " FROM unnest(" + arrays.joined(separator: ", ") + ") AS u("
-            + elements.indices.map { "\"c\($0)\"" }.joined(separator: ", ") + ")" + insertTail
+            + elements.indices.map { "\"c\($0)\"" }.joined(separator: ", ") + ")"
+        insertAndLogColumns = columnsHead + insertTail
         selectAny = "SELECT \(columnList) FROM \(table) WHERE \"id\" = ANY($1)"
         deleteTail = "), gone AS (DELETE FROM \(table) t USING input WHERE t.\"id\" = input.\"id\" RETURNING t.\"id\", t.\"__fm_root\"), "
             + "tombstone AS (INSERT INTO \(deleted) (\"entity\", \"id\", \"revision\", \"stamp\", \"root\") "
@@ -119,6 +127,14 @@ struct PostgresServerTable {
     /// name, then each record's columns), replacing records that exist.
     func insertAndLog(rows: Int) -> String {
         insertHead + Self.rows(rows, width: sql.columns.count) + insertTail
+    }
+
+    /// The same writes as the first parts of a longer statement: `WITH written AS (...),
+    /// logged AS (...)`, to which the caller adds `, ` and its own parts (numbering its
+    /// parameters after the rows'). With `rows` nil, ``insertAndLogColumns``' form.
+    func leadingInsertAndLog(rows: Int?) -> String {
+        guard let rows else { return columnsHead + leadingTail }
+        return insertHead + Self.rows(rows, width: sql.columns.count) + leadingTail
     }
 
     /// The SQL name of an array of `element`s.
