@@ -119,7 +119,7 @@ extension RevisionServer {
     /// reply when it is a retry, else ``respond(_:identity:replyKey:owner:sent:)``.
     func writeAnswer(_ write: QueuedWrite) async throws -> (SyncResponse, replayed: Bool) {
         let request = write.request
-        if let replyKey = write.replyKey, let id = request.requestID, let stored = try await storage.reply(client: replyKey, request: id) {
+        if let replyKey = write.replyKey, let id = request.requestID, let stored = try await storedReply(replyKey, id, of: request) {
             if let digest = stored.digest, digest != RequestDigest(write.sent).value {
                 throw ServerError(
                     .idempotencyMismatch,
@@ -129,6 +129,16 @@ extension RevisionServer {
             return (try await replay(stored.response, of: request, identity: write.identity), true)
         }
         return (try await respond(request, identity: write.identity, replyKey: write.replyKey, owner: write.owner, sent: write.sent), false)
+    }
+
+    /// The stored reply `id` of `client`. The storage is told the catch-up the request reads
+    /// next when it is not a retry: the page after the device's revision, when the data set
+    /// has anything after it and the server has no scopes (whose catch-up reads otherwise).
+    private func storedReply(_ client: String, _ id: String, of request: SyncRequest) async throws -> StoredReplyRow? {
+        let latest = try await storage.state().maxRevision
+        guard scopePlan == nil, request.maxRevision < latest else { return try await storage.reply(client: client, request: id) }
+        let window = CatchUpWindow(after: request.maxRevision, limit: max(1, request.limit ?? options.defaultPageLimit), latest: latest)
+        return try await storage.reply(client: client, request: id, before: window)
     }
 
     /// The answer, inside the request's transaction. A request that changed nothing (no

@@ -123,6 +123,11 @@ public protocol ServerStorage: AnyObject {
 
     /// The stored answer to `client`'s last request, with its request's digest, if `request` names it.
     nonisolated(nonsending) func reply(client: String, request: String) async throws -> StoredReplyRow?
+    /// ``reply(client:request:)``, told the catch-up the request will read next when it is no
+    /// retry (``CatchUpWindow``): a storage may read that page's ``logBounds(after:limit:latest:)``
+    /// with the reply, in one round trip, and answer them from what it read, as long as
+    /// nothing was written in between. By default the reply alone.
+    nonisolated(nonsending) func reply(client: String, request: String, before catchUp: CatchUpWindow) async throws -> StoredReplyRow?
     /// Keeps `reply` as its client's answer, replacing the client's previous one; then
     /// removes the stored replies `pruning` names: older than its time, and those of its
     /// owner beyond the newest it keeps (counted among those younger than that time). Bound
@@ -282,7 +287,22 @@ public struct LogBounds: Sendable, Equatable {
     }
 }
 
+/// The catch-up page a write request reads after its stored-reply lookup: after the
+/// device's revision, at most `limit` log entries, up to the data set's revision `latest`.
+public struct CatchUpWindow: Sendable, Equatable {
+    public var after: Int64
+    public var limit: Int
+    public var latest: Int64
+    public init(after: Int64, limit: Int, latest: Int64) {
+        (self.after, self.limit, self.latest) = (after, limit, latest)
+    }
+}
+
 extension ServerStorage {
+    public nonisolated(nonsending) func reply(client: String, request: String, before catchUp: CatchUpWindow) async throws -> StoredReplyRow? {
+        try await reply(client: client, request: request)
+    }
+
     /// Asks only what the page needs, in the order it needs it (an empty window: one
     /// query); what it does not need stays nil.
     public nonisolated(nonsending) func logBounds(after revision: Int64, limit: Int, latest: Int64) async throws -> LogBounds {

@@ -40,6 +40,34 @@ extension PostgresServerStorage {
         return StoredReplyRow(response: Array(bytes.readableBytesView), digest: digest.map { UInt64(bitPattern: $0) })
     }
 
+    /// The reply and the log's bounds of the catch-up after it in one statement: a retry
+    /// (a reply found) does not use the bounds; otherwise ``logBounds(after:limit:latest:)``
+    /// answers them for that window, unless something was written in between.
+    public nonisolated(nonsending) func reply(client: String, request: String, before catchUp: CatchUpWindow) async throws -> StoredReplyRow? {
+        var binds = Self.binds(catchUp.after, Int64(catchUp.limit - 1), Int64(catchUp.limit), catchUp.latest)
+        binds.append(try Self.storable(client))
+        binds.append(try Self.storable(request))
+        let sql = logBoundsQuery(
+            parts: ", r AS (SELECT \"response\", \"digest\" FROM \(named("__fm_replies")) WHERE \"client\" = $5 AND \"request\" = $6)",
+            extra: ", (SELECT \"response\" FROM r), (SELECT \"digest\" FROM r)")
+        guard let row = try await run(sql, binds, prepared: true).first else {
+            throw ServerError(.corrupt, "the log's bounds could not be read")
+        }
+        let bounds = try logBounds(row, catchUp)
+        let columns = row.makeRandomAccess()
+        let (bytes, digest): (ByteBuffer?, Int64?)
+        do {
+            (bytes, digest) = (try columns[6].decode(ByteBuffer?.self), try columns[7].decode(Int64?.self))
+        } catch {
+            throw ServerError(.corrupt, "the stored reply could not be read", cause: error)
+        }
+        guard let bytes else {
+            session.prefetchedBounds = (catchUp, bounds)
+            return nil
+        }
+        return StoredReplyRow(response: Array(bytes.readableBytesView), digest: digest.map { UInt64(bitPattern: $0) })
+    }
+
     /// One statement: the reply's upsert and the time's pruning as data-modifying `WITH`
     /// parts, and the owner's pruning (when there is an owner) as the statement itself. All
     /// three see the data as it was before the statement, so the owner's replies are counted

@@ -41,24 +41,49 @@ extension PostgresServerStorage {
     /// would otherwise ask for. `CASE` evaluates that part only when it is needed, so a page
     /// cut short of `latest` never reads the log up to `latest`.
     public nonisolated(nonsending) func logBounds(after revision: Int64, limit: Int, latest: Int64) async throws -> LogBounds {
+        let window = CatchUpWindow(after: revision, limit: limit, latest: latest)
+        if let known = session.prefetchedBounds, known.window == window {
+            session.prefetchedBounds = nil
+            return known.bounds
+        }
+        let row = try await run(logBoundsQuery(), Self.binds(revision, Int64(limit - 1), Int64(limit), latest), prepared: true).first
+        guard let row else { throw ServerError(.corrupt, "the log's bounds could not be read") }
+        return try logBounds(row, window)
+    }
+
+    /// The log's bounds of a catch-up (bindings: after, limit - 1, limit, latest), with the
+    /// names of the entities in the window when the page ends at `latest` (each with whether
+    /// any of its entries is a deletion): one row of six columns, then `extra`'s (`r` names
+    /// a `WITH` part of `parts`, which go after the bounds' own).
+    func logBoundsQuery(parts: String = "", extra: String = "") -> String {
         let log = named("__fm_log")
         let entry = { (after: String, offset: String) in
             "(SELECT \"revision\" FROM \(log) WHERE \"revision\" > \(after) ORDER BY \"revision\" LIMIT 1 OFFSET \(offset))"
         }
         let whole = "b.\"first\" IS NOT NULL AND b.\"first\" <= $4 AND (b.\"cut\" IS NULL OR b.\"cut\" > $4)"
-        let row = try await run(
-            "WITH b AS (SELECT \(entry("$1", "0")) AS \"first\", \(entry("$1", "$2")) AS \"last\", \(entry("$1", "$3")) AS \"cut\", "
-                + "\(entry("$4", "0")) AS \"afterLatest\"), w AS (\(entitiesLoggedQuery(after: "$1", through: "$4"))) "
-                + "SELECT b.\"first\", b.\"last\", b.\"cut\", b.\"afterLatest\", "
-                + "CASE WHEN \(whole) THEN ARRAY(SELECT \"entity\" FROM w ORDER BY \"entity\") END, "
-                + "CASE WHEN \(whole) THEN ARRAY(SELECT \"deleted\" FROM w ORDER BY \"entity\") END FROM b",
-            Self.binds(revision, Int64(limit - 1), Int64(limit), latest), prepared: true
-        ).first
-        guard let (first, last, cut, afterLatest, names, deleted) = try row?.decode((Int64?, Int64?, Int64?, Int64?, [String]?, [Bool]?).self) else {
-            throw ServerError(.corrupt, "the log's bounds could not be read")
+        return "WITH b AS (SELECT \(entry("$1", "0")) AS \"first\", \(entry("$1", "$2")) AS \"last\", \(entry("$1", "$3")) AS \"cut\", "
+            + "\(entry("$4", "0")) AS \"afterLatest\"), w AS (\(entitiesLoggedQuery(after: "$1", through: "$4")))\(parts) "
+            + "SELECT b.\"first\", b.\"last\", b.\"cut\", b.\"afterLatest\", "
+            + "CASE WHEN \(whole) THEN ARRAY(SELECT \"entity\" FROM w ORDER BY \"entity\") END, "
+            + "CASE WHEN \(whole) THEN ARRAY(SELECT \"deleted\" FROM w ORDER BY \"entity\") END\(extra) FROM b"
+    }
+
+    /// The bounds in the first six columns of `row` (``logBoundsQuery(parts:extra:)``); the
+    /// window's entities are kept for the page's reads (``windowEntities``).
+    func logBounds(_ row: PostgresRow, _ window: CatchUpWindow) throws(ServerError) -> LogBounds {
+        let columns = row.makeRandomAccess()
+        let (first, last, cut, afterLatest): (Int64?, Int64?, Int64?, Int64?)
+        let (names, deleted): ([String]?, [Bool]?)
+        do {
+            (first, last, cut, afterLatest) = (
+                try columns[0].decode(Int64?.self), try columns[1].decode(Int64?.self), try columns[2].decode(Int64?.self),
+                try columns[3].decode(Int64?.self))
+            (names, deleted) = (try columns[4].decode([String]?.self), try columns[5].decode([Bool]?.self))
+        } catch {
+            throw ServerError(.corrupt, "the log's bounds could not be read", cause: error)
         }
         if let names, let deleted, names.count == deleted.count {
-            windowEntities = (revision, latest, Dictionary(zip(names, deleted), uniquingKeysWith: { $0 || $1 }))
+            windowEntities = (window.after, window.latest, Dictionary(zip(names, deleted), uniquingKeysWith: { $0 || $1 }))
         }
         return LogBounds(first: first, last: last, cut: cut, afterLatest: afterLatest)
     }

@@ -87,7 +87,7 @@ public final class PostgresServerStorage: ServerStorage {
     /// two per entity of the schema). Any write to the log forgets it.
     var windowEntities: (after: Int64, through: Int64, names: [String: Bool])? {
         get { session.windowEntities }
-        set { session.windowEntities = newValue }
+        set { session.windowEntities = newValue; if newValue == nil { session.prefetchedBounds = nil } }
     }
     /// The state the write transaction in progress read when it took the lock, kept up to
     /// date by ``saveState(_:)``.

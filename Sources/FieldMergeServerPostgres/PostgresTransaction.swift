@@ -20,6 +20,9 @@ final class PostgresTransaction: @unchecked Sendable {
     var openSavepoints: [(name: String, held: Int, sent: Bool)] = []
     var idCounters: [Int: (next: Int64, read: Int64)] = [:]
     var windowEntities: (after: Int64, through: Int64, names: [String: Bool])?
+    /// The log's bounds of a catch-up, read with the stored-reply lookup before it
+    /// (``PostgresServerStorage/reply(client:request:before:)``); dropped by any write.
+    var prefetchedBounds: (window: CatchUpWindow, bounds: LogBounds)?
     var lockedState: ServerState?
     /// The state ``PostgresServerStorage/saveState(_:)`` saved last, written once before the
     /// commit (the requests of a group each save theirs).

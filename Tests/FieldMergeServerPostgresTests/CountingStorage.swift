@@ -100,6 +100,10 @@ final class CountingStorage: ServerStorage {
         count("reply")
         return try await base.reply(client: client, request: request)
     }
+    nonisolated(nonsending) func reply(client: String, request: String, before catchUp: CatchUpWindow) async throws -> StoredReplyRow? {
+        count("reply")
+        return try await base.reply(client: client, request: request, before: catchUp)
+    }
     nonisolated(nonsending) func storeReply(_ reply: ReplyToStore, pruning: ReplyPruning) async throws {
         count("storeReply")
         try await base.storeReply(reply, pruning: pruning)
