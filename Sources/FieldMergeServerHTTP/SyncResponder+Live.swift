@@ -104,6 +104,7 @@ extension SyncResponder {
     /// that names no schema fingerprint (`schema=`) or one of a version the server does not
     /// answer is sent pokes only (one of an older version it answers, pages in that version),
     /// and with scopes so is one that does not say `pages=scoped` (it checks a page's holdings).
+    /// One that says `encoding=gzip` gets its larger pages gzip'd in base64 (`changes-gzip`).
     private func subscribe<Context: SyncRequestContext>(_ request: Request, context: Context) async -> Result<Subscription, LiveRefusal> {
         let identity = context.syncIdentity
         let destination: SyncDestination
@@ -125,7 +126,8 @@ extension SyncResponder {
         do {
             let events = try destination.server.live.subscribe(
                 identity: identity, takesPages: fingerprint == destination.codec.schemaFingerprint || version != nil,
-                subscriptions: subscriptions, scopedPages: request.uri.queryParameters["pages"] == "scoped", version: version)
+                subscriptions: subscriptions, scopedPages: request.uri.queryParameters["pages"] == "scoped", version: version,
+                compressed: request.uri.queryParameters["encoding"] == "gzip")
             return .success(Subscription(events: events, destination: destination))
         } catch {
             if let lease = destination.lease { await lease.release() }

@@ -175,14 +175,17 @@ public struct HTTPLiveChannel: LiveChannel {
     /// what the URL had: the live endpoints of a sync URL, for every channel over HTTP. With a
     /// schema, also `pages=scoped`: the events go to a `SyncClient` (it names its schema),
     /// which applies a page of a server with scopes only when the page's `scopes` are what
-    /// it holds, so such a server may send it pages rather than pokes.
+    /// it holds, so such a server may send it pages rather than pokes; and `encoding=gzip`:
+    /// it reads pages gzip'd in base64 (`changes-gzip`, read back by `LiveEvent`).
     package static func endpoint(
         _ syncURL: URL, _ name: String, _ query: KeyValuePairs<String, String>, schema: String?, subscriptions: String?
     ) -> URL {
         let url = syncURL.appendingPathComponent(name)
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else { return url }
         components.queryItems = (components.queryItems ?? []) + query.map { URLQueryItem(name: $0.key, value: $0.value) }
-            + (schema.map { [URLQueryItem(name: "schema", value: $0), URLQueryItem(name: "pages", value: "scoped")] } ?? [])
+            + (schema.map {
+                [URLQueryItem(name: "schema", value: $0), URLQueryItem(name: "pages", value: "scoped"), URLQueryItem(name: "encoding", value: "gzip")]
+            } ?? [])
             + (subscriptions.map { [URLQueryItem(name: "subscriptions", value: $0)] } ?? [])
         return components.url ?? url
     }

@@ -220,6 +220,51 @@ import Testing
         }
     }
 
+    /// A page gzip'd in base64 travels as `changes-gzip` and reads back as the `changes`
+    /// event it stands for, cut anywhere in the stream.
+    @Test func compressedChanges_readBackAsTheChangesTheyStandFor() throws {
+        let json = Array(("{\"maxRevision\":15,\"changeSets\":[{\"types\":[\"lists\"],\"lists\":{\"attributes\":{"
+            + (1...300).map { "\"\($0)\":{\"name\":\"list \($0)\"}" }.joined(separator: ",") + "}}}]}").utf8)
+        let body = Base64.encode(Gzip.compress(json))
+        #expect(body.count * 3 < json.count, "\(body.count) bytes for \(json.count)")
+        let sent = LiveEvent.compressedChanges(after: 12, revision: 15, body: body)
+        #expect(sent.type == "changes-gzip" && sent.revision == 15)
+        let expected = LiveEvent.changes(after: 12, revision: 15, response: json)
+        #expect(try sent.inflated() == expected)
+        let bytes = sent.serverSentEvent + LiveEvent.keepAlive + Self.events[0].serverSentEvent
+        for cut in stride(from: 0, through: bytes.count, by: 97) {
+            #expect(try Self.liveEvents(Self.parse([bytes[..<cut], bytes[cut...]])) == [expected, Self.events[0]], "cut at \(cut)")
+        }
+    }
+
+    @Test func base64_roundTripsEveryLength_andRefusesWhatIsNotBase64() {
+        for count in 0...70 {
+            let bytes = (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
+            #expect(Base64.decode(Base64.encode(bytes)[...]) == bytes, "\(count) bytes")
+        }
+        #expect(Base64.encode(Array("Man".utf8)) == Array("TWFu".utf8))
+        #expect(Base64.encode(Array("Ma".utf8)) == Array("TWE=".utf8))
+        #expect(Base64.encode(Array("M".utf8)) == Array("TQ==".utf8))
+        for bad in ["TWE", "TW=u", "TQ==TQ==", "TW\nFu", "TWF*", "=TWF", "TWFu "] {
+            #expect(Base64.decode(Array(bad.utf8)[...]) == nil, "\(bad)")
+        }
+    }
+
+    /// Not base64, not gzip, a gzip stream cut short, one that inflates past the limit: each
+    /// a clear error, never a page.
+    @Test func malformedCompressedChanges_throwInvalidValue() throws {
+        let json = Array(repeating: UInt8(ascii: " "), count: LiveEvent.maxInflatedBytes + 1)
+        let gzip = Gzip.compress(Array(#"{"maxRevision":2,"changeSets":[]}"#.utf8))
+        let bodies: [[UInt8]] = [
+            Array("not base64!".utf8), Base64.encode(Array("not gzip".utf8)), Base64.encode(Array(gzip.dropLast(9))),
+            Base64.encode(Gzip.compress(json)),
+        ]
+        for body in bodies {
+            #expect(throws: WireError.self) { try LiveEvent(type: "changes-gzip", id: "2", data: Array("1\n".utf8) + body) }
+        }
+        #expect(throws: WireError.self) { try LiveEvent(type: "changes-gzip", id: "2", data: Array("1".utf8)) }
+    }
+
     @Test(arguments: [
         ("ready", "7", "seven"), ("ready", "7", ""), ("ready", "7", "-1"), ("poke", "1", "1 "),
         ("poke", "1", "99999999999999999999"), ("changes", "5", "3"), ("changes", nil, "3\n{}"),

@@ -317,6 +317,6 @@ import Testing
         // A device that names its schema is a `SyncClient`'s: it checks a scoped page's holdings.
         #expect(
             channel.endpoint("events", ["since": "3"], schema: "f00d").absoluteString
-                == "https://example.com/api/sync/events?tenant=acme&since=3&schema=f00d&pages=scoped")
+                == "https://example.com/api/sync/events?tenant=acme&since=3&schema=f00d&pages=scoped&encoding=gzip")
     }
 }

@@ -98,6 +98,58 @@ import Testing
         }
     }
 
+    /// A device that says `encoding=gzip` gets a large page gzip'd in base64 (`changes-gzip`),
+    /// one that fits only that way included, and a small page as it is; a device that does
+    /// not say so gets the large one as a poke, as before (Specs/live.md §1, §3).
+    @Test func aDeviceThatReadsGzipGetsLargePagesCompressed() async throws {
+        var options = RevisionServer.Options()
+        options.live.maxBytes = 4_000
+        try await withHTTPServer(try RevisionServer(.memory, schema: try httpTestSchema(), options: options)) { running in
+            let plain = try await RawConnection.open(port: running.port, sending: Self.eventsRequest)
+            let gzip = try await RawConnection.open(
+                port: running.port, sending: Self.eventsRequest.replacingOccurrences(of: " HTTP/1.1", with: "&encoding=gzip HTTP/1.1"))
+            #expect(await Self.read(plain, until: "event: ready\nid: 0\n"))
+            #expect(await Self.read(gzip, until: "event: ready\nid: 0\n"))
+            let names = (1...60).map { "A list with a name long enough to matter, number \($0)" }
+            let client = SyncClient(
+                store: try Store(.memory, schema: try httpTestSchema(), replica: ReplicaID(1)), transport: HTTPTransport(url: running.syncURL))
+            try await client.write { store in for name in names { _ = try store.insert("lists", values: [.text(name)]) } }
+            _ = try await client.sync()
+            #expect(await Self.read(gzip, until: "event: changes-gzip\nid: 1\ndata: 0\ndata: "))
+            #expect(await Self.read(plain, until: "event: poke\nid: 1\ndata: 1\n\n"))
+            // Read back, the compressed event is the page: every list, as JSON over the limit.
+            var parser = ServerSentEventParser()
+            let body = connectionBody(gzip.received)
+            let messages = try parser.feed(body).filter { $0.type == "changes-gzip" }
+            let event = try LiveEvent(type: messages[0].type, id: messages[0].id, data: messages[0].data)
+            guard case .changes(0, 1, let json) = event else { Issue.record("read back as \(event)"); return }
+            #expect(json.count > 4_000)
+            let text = String(decoding: json, as: UTF8.self)
+            #expect(names.allSatisfy { text.contains($0) })
+            #expect(messages[0].data.count <= 4_000)
+            // A small page goes as it is.
+            try await Self.writeList("Small", to: running, replica: 2)
+            #expect(await Self.read(gzip, until: "event: changes\nid: 2\ndata: 1\ndata: {"))
+        }
+    }
+
+    /// The bytes of a chunked HTTP response after its head, chunk framing removed.
+    private func connectionBody(_ received: [UInt8]) -> [UInt8] {
+        let text = received
+        guard let end = text.indices.first(where: { text[$0...].starts(with: [13, 10, 13, 10]) }) else { return [] }
+        var body: [UInt8] = []
+        var index = end + 4
+        while index < text.count {
+            guard let lineEnd = text[index...].indices.first(where: { text[$0...].starts(with: [13, 10]) }),
+                let size = Int(String(decoding: text[index..<lineEnd], as: UTF8.self), radix: 16), size > 0,
+                lineEnd + 2 + size <= text.count
+            else { break }
+            body += text[(lineEnd + 2)..<(lineEnd + 2 + size)]
+            index = lineEnd + 2 + size + 2
+        }
+        return body
+    }
+
     @Test func aDeviceNamingNoSchemaIsPoked() async throws {
         try await withHTTPServer(try RevisionServer(.memory, schema: try httpTestSchema())) { running in
             let connection = try await RawConnection.open(port: running.port, sending: "GET /sync/events HTTP/1.1\r\nHost: t\r\n\r\n")

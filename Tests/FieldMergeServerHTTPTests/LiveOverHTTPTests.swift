@@ -28,16 +28,24 @@ import Testing
         SyncClient(store: try Store(.memory, schema: try httpTestSchema(), replica: ReplicaID(replica)), transport: HTTPTransport(url: url))
     }
 
+    /// `device`'s live outcomes over a channel of `kind`, past its first (`connected` at 0);
+    /// nil, with an issue recorded, when that is not what comes first.
+    static func connectedOutcomes(
+        of device: SyncClient, over kind: HTTPLiveChannelTests.Kind, _ url: URL
+    ) async throws -> AsyncStream<LiveOutcome>.AsyncIterator? {
+        var iterator = await device.startLive(over: try kind.channel(url)).makeAsyncIterator()
+        guard case .connected(0)? = await iterator.next() else {
+            Issue.record("not connected")
+            return nil
+        }
+        return iterator
+    }
+
     @Test(arguments: HTTPLiveChannelTests.Kind.allCases)
     func aDeviceReceivesAChangeWithoutCallingSync(kind: HTTPLiveChannelTests.Kind) async throws {
         try await withHTTPServer(try RevisionServer(.memory, schema: try httpTestSchema())) { running in
             let (reader, writer) = (try Self.device(running.syncURL, replica: 1), try Self.device(running.syncURL, replica: 2))
-            let outcomes = await reader.startLive(over: try kind.channel(running.syncURL))
-            var iterator = outcomes.makeAsyncIterator()
-            guard case .connected(0)? = await iterator.next() else {
-                Issue.record("not connected")
-                return
-            }
+            guard var iterator = try await Self.connectedOutcomes(of: reader, over: kind, running.syncURL) else { return }
             try await writer.write { _ = try $0.insert("lists", values: ["Pushed"]) }
             _ = try await writer.sync()
             let syncsBefore = running.http.statistics.syncs
@@ -48,6 +56,31 @@ import Testing
                 return
             }
             #expect(summary.received == 1)
+            #expect(running.http.statistics.syncs == syncsBefore)
+            await reader.stopLive()
+        }
+    }
+
+    /// A burst whose page is over the hub's `maxBytes` as JSON fits gzip'd: a `SyncClient`
+    /// (which asks for `encoding=gzip`) applies it from the stream, on either channel, without
+    /// a request.
+    @Test(arguments: HTTPLiveChannelTests.Kind.allCases)
+    func aBurstOverTheJSONLimitArrivesCompressed_andIsAppliedWithoutARequest(kind: HTTPLiveChannelTests.Kind) async throws {
+        var options = RevisionServer.Options()
+        options.live.maxBytes = 4_000
+        try await withHTTPServer(try RevisionServer(.memory, schema: try httpTestSchema(), options: options)) { running in
+            let (reader, writer) = (try Self.device(running.syncURL, replica: 1), try Self.device(running.syncURL, replica: 2))
+            guard var iterator = try await Self.connectedOutcomes(of: reader, over: kind, running.syncURL) else { return }
+            let names = (1...80).map { "List \($0) of a burst too large for one plain event" }
+            try await writer.write { store in for name in names { _ = try store.insert("lists", values: [.text(name)]) } }
+            _ = try await writer.sync()
+            let syncsBefore = running.http.statistics.syncs
+            #expect(try await LiveWait.eventually { try await Self.lists(reader) == names })
+            guard case .applied(let summary, 1)? = await iterator.next() else {
+                Issue.record("not applied from the stream")
+                return
+            }
+            #expect(summary.received == names.count)
             #expect(running.http.statistics.syncs == syncsBefore)
             await reader.stopLive()
         }

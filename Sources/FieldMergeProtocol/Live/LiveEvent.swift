@@ -14,11 +14,17 @@ public enum LiveEvent: Sendable, Equatable {
     /// Something the device may hold changed up to `revision`: sync (the server sends no
     /// data: the device's scope, the page's size or its schema version asked for a request).
     case poke(revision: Int64)
+    /// ``changes(after:revision:response:)`` as the server sends it to a device that reads
+    /// compressed pages (`encoding=gzip`, Specs/live.md §3): `body` is the response JSON
+    /// gzip'd, in base64, made once for every device that gets the page. Read back, it is
+    /// a `changes` event (``init(type:id:data:)``).
+    case compressedChanges(after: Int64, revision: Int64, body: [UInt8])
 
     /// The revision the event brings the device to.
     public var revision: Int64 {
         switch self {
-        case .ready(let revision), .changes(_, let revision, _), .poke(let revision): return revision
+        case .ready(let revision), .changes(_, let revision, _), .poke(let revision), .compressedChanges(_, let revision, _):
+            return revision
         }
     }
 
@@ -28,6 +34,7 @@ public enum LiveEvent: Sendable, Equatable {
         case .ready: return "ready"
         case .changes: return "changes"
         case .poke: return "poke"
+        case .compressedChanges: return "changes-gzip"
         }
     }
 }
@@ -43,7 +50,7 @@ extension LiveEvent {
         case .ready(let revision), .poke(let revision):
             text += "data: \(revision)\n\n"
             return Array(text.utf8)
-        case .changes(let after, _, let response):
+        case .changes(let after, _, let response), .compressedChanges(let after, _, let response):
             text += "data: \(after)\ndata: "
             var bytes = Array(text.utf8)
             bytes.reserveCapacity(bytes.count + response.count + 2)
@@ -52,6 +59,23 @@ extension LiveEvent {
             return bytes
         }
     }
+
+    /// The event as a device reads it: ``compressedChanges(after:revision:body:)`` as the
+    /// ``changes(after:revision:response:)`` it stands for, any other as it is.
+    ///
+    /// - Throws: ``WireError`` when the body is not base64 of a gzip stream, is truncated, or
+    ///   inflates past ``maxInflatedBytes``.
+    public func inflated() throws(WireError) -> LiveEvent {
+        guard case .compressedChanges(let after, let revision, let body) = self else { return self }
+        guard let gzip = Base64.decode(body[...]) else {
+            throw WireError(.invalidValue, "live event 'changes-gzip': its response is not base64")
+        }
+        return .changes(after: after, revision: revision, response: try Gzip.decompress(gzip, limit: Self.maxInflatedBytes))
+    }
+
+    /// The most a `changes-gzip` event's page may inflate to: a page is at most
+    /// `LiveHub.Options.maxRecords` records, far below this; more is refused, not inflated.
+    public static let maxInflatedBytes = 64 << 20
 
     /// A comment line that keeps a quiet connection open through proxies (ignored by readers).
     public static let keepAlive: [UInt8] = Array(": keep-alive\n\n".utf8)
@@ -72,15 +96,19 @@ extension LiveEvent {
         switch type {
         case "ready": self = .ready(revision: try revision(data[...]))
         case "poke": self = .poke(revision: try revision(data[...]))
-        case "changes":
+        case "changes", "changes-gzip":
             guard let newline = data.firstIndex(of: 0x0A) else {
-                throw WireError(.invalidValue, "live event 'changes' has no response after its revision")
+                throw WireError(.invalidValue, "live event '\(type)' has no response after its revision")
             }
             let after = try revision(data[..<newline])
             guard let id, let through = Int64(id), through > after else {
-                throw WireError(.invalidValue, "live event 'changes' needs an id (its revision) past \(after)")
+                throw WireError(.invalidValue, "live event '\(type)' needs an id (its revision) past \(after)")
             }
-            self = .changes(after: after, revision: through, response: Array(data[(newline + 1)...]))
+            guard type == "changes-gzip" else {
+                self = .changes(after: after, revision: through, response: Array(data[(newline + 1)...]))
+                return
+            }
+            self = try LiveEvent.compressedChanges(after: after, revision: through, body: Array(data[(newline + 1)...])).inflated()
         default:
             throw WireError(.invalidValue, "unknown live event type '\(type.prefix(40))'")
         }

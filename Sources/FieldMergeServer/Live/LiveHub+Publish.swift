@@ -82,6 +82,7 @@ extension LiveHub {
         let names = server.schema.entities.map(\.name)
         // The encoded page, by its `seen` and the entities its readers may read.
         var encoded: [EncodingKey: [UInt8]?] = [:]
+        var compressed: [EncodingKey: [UInt8]] = [:]
         var updates: [Int: Update] = [:]
         for (id, subscriber) in lagging {
             let poke = Update(event: .poke(revision: latest), cursor: latest, seen: latest)
@@ -103,14 +104,35 @@ extension LiveHub {
                 updates[id] = Update(event: nil, cursor: subscriber.cursor, seen: page.maxRevision)
                 continue
             }
-            guard subscriber.takesPages, json.count <= options.maxBytes else {
+            guard subscriber.takesPages,
+                let event = pageEvent(json, key: key, for: subscriber, revision: page.maxRevision, compressed: &compressed)
+            else {
                 updates[id] = poke
                 continue
             }
-            let event = LiveEvent.changes(after: subscriber.cursor, revision: page.maxRevision, response: json)
             updates[id] = Update(event: event, cursor: page.maxRevision, seen: page.maxRevision)
         }
         return (latest, updates)
+    }
+
+    /// The event that brings `subscriber` to `revision` with the page `json`: gzip'd in
+    /// base64 (made once per `key`, kept in `compressed`) for a device that reads compressed
+    /// pages when the page is at least ``Options/compressFrom`` bytes, else as it is; nil when
+    /// what would be sent exceeds ``Options/maxBytes`` (the device is poked instead).
+    private func pageEvent<Key: Hashable>(
+        _ json: [UInt8], key: Key, for subscriber: Subscriber, revision: Int64, compressed: inout [Key: [UInt8]]
+    ) -> LiveEvent? {
+        guard subscriber.takesCompressed, json.count >= options.compressFrom else {
+            return json.count <= options.maxBytes ? .changes(after: subscriber.cursor, revision: revision, response: json) : nil
+        }
+        let body: [UInt8]
+        if let made = compressed[key] {
+            body = made
+        } else {
+            body = Base64.encode(Gzip.compress(json))
+            compressed[key] = body
+        }
+        return body.count <= options.maxBytes ? .compressedChanges(after: subscriber.cursor, revision: revision, body: body) : nil
     }
 
     private struct EncodingKey: Hashable {
@@ -158,6 +180,7 @@ extension LiveHub {
         // Each query's page as sent, per schema version: encoded once, nil when nothing it
         // may read is in it.
         var encoded: [ScopedEncodingKey: [UInt8]?] = [:]
+        var compressed: [ScopedEncodingKey: [UInt8]] = [:]
         var updates: [Int: Update] = [:]
         for (id, subscriber) in lagging {
             let position = index[query(subscriber)]!
@@ -191,11 +214,10 @@ extension LiveHub {
                 updates[id] = Update(event: nil, cursor: subscriber.cursor, seen: latest, grants: answer.grants)
                 continue
             }
-            guard json.count <= options.maxBytes else {
+            guard let event = pageEvent(json, key: key, for: subscriber, revision: latest, compressed: &compressed) else {
                 updates[id] = poke
                 continue
             }
-            let event = LiveEvent.changes(after: subscriber.cursor, revision: latest, response: json)
             updates[id] = Update(event: event, cursor: latest, seen: latest, grants: answer.grants)
         }
         return (latest, updates)

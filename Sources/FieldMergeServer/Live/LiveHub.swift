@@ -20,8 +20,13 @@ public final class LiveHub: Sendable {
         /// The most records a ``LiveEvent/changes(after:revision:response:)`` event carries;
         /// a larger step is a ``LiveEvent/poke(revision:)``. 1,000 by default.
         public var maxRecords = 1_000
-        /// The most bytes of response JSON such an event carries (else a poke). 256 KiB.
+        /// The most bytes of page such an event carries (else a poke): of response JSON, or
+        /// of gzip'd base64 for a device that reads compressed pages. 256 KiB.
         public var maxBytes = 256 << 10
+        /// From how many bytes of JSON a page goes compressed to a device that reads
+        /// compressed pages (``LiveEvent/compressedChanges(after:revision:body:)``); a smaller
+        /// one gains little from gzip and loses a third to base64. 1 KiB.
+        public var compressFrom = 1 << 10
         /// Events kept per subscriber that has not read them yet; past it the oldest go. 16.
         public var buffer = 16
         /// The most subscribers at once (a subscription past it is refused, 503). 10,000.
@@ -52,6 +57,8 @@ public final class LiveHub: Sendable {
         /// Whether its device applies a page of a server with scopes only when the page's
         /// `scopes` are what it holds (`pages=scoped`, Specs/live.md §3); else it gets pokes.
         var takesScopedPages = false
+        /// Whether its device reads compressed pages (`encoding=gzip`, Specs/live.md §3).
+        var takesCompressed = false
         /// The roots its identity was granted when the hub last looked (servers with scopes).
         var grants: [RootSet]?
         /// The roots its device subscribes to (servers with scopes, Specs/scopes.md §6).
@@ -112,9 +119,12 @@ public final class LiveHub: Sendable {
     ///   - scopedPages: With scopes: whether the device applies a page only when the page's
     ///     `scopes` equal what it holds, and syncs otherwise (`SyncClient` does). Such a
     ///     device that `takesPages` gets small changes as pages; any other gets pokes.
+    ///   - compressed: Whether the device reads pages gzip'd in base64
+    ///     (``LiveEvent/compressedChanges(after:revision:body:)``): it gets those of
+    ///     ``Options/compressFrom`` bytes or more that way.
     public func subscribe(
         identity: SyncIdentity?, takesPages: Bool = true, subscriptions: ScopeHoldings? = nil, scopedPages: Bool = false,
-        version: WireVersion? = nil
+        version: WireVersion? = nil, compressed: Bool = false
     ) throws(ServerError) -> AsyncStream<LiveEvent> {
         let (stream, continuation) = AsyncStream.makeStream(of: LiveEvent.self, bufferingPolicy: .bufferingNewest(max(1, options.buffer)))
         let id = ids.add(1, ordering: .relaxed).newValue
@@ -128,7 +138,7 @@ public final class LiveHub: Sendable {
             }
             state.subscribers[id] = Subscriber(
                 identity: identity, continuation: continuation, cursor: state.published, seen: state.published, takesPages: takesPages,
-                version: version, takesScopedPages: scopedPages, subscriptions: subscriptions)
+                version: version, takesScopedPages: scopedPages, takesCompressed: compressed, subscriptions: subscriptions)
             continuation.yield(.ready(revision: state.published))
         }
         // With scopes, the hub learns the subscriber's grants at once (what it compares later).

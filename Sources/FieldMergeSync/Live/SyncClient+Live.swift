@@ -101,6 +101,11 @@ extension SyncClient {
             return pending == true ? .sync : .nothing
         case .poke(let revision):
             return revision > cursor ? .sync : .nothing
+        case .compressedChanges(_, let revision, _):
+            // Channels inflate these as they read them; one handed over as it is, too.
+            guard revision > cursor else { return .nothing }
+            guard let inflated = try? event.inflated() else { return .sync }
+            return handle(inflated)
         case .changes(let after, let revision, let json):
             guard revision > cursor else { return .nothing }
             guard after == cursor, !isSyncing, (try? store.inFlightRequest()) == nil else { return .sync }
