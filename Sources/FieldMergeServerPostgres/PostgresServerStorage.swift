@@ -244,7 +244,10 @@ public final class PostgresServerStorage: ServerStorage {
             let result = try await body()
             let sent = openSavepoints[level].sent
             openSavepoints.removeSubrange(level...)
-            if sent { try await run("RELEASE SAVEPOINT \(name)") }
+            // The rows it wrote that are still held stay held: released, its work is the
+            // transaction's, and they go out with the next statement that needs them (the
+            // reply's, usually) instead of one of their own now.
+            if sent { try await send("RELEASE SAVEPOINT \(name)", PostgresBindings()) }
             return result
         } catch {
             let (held, sent) = (openSavepoints[level].held, openSavepoints[level].sent)
