@@ -75,7 +75,7 @@ extension PostgresServerStorage {
     /// reply just stored is never counted nor removed (its key is excluded).
     ///
     /// Record writes still held (the request's own, usually) go first in the same statement,
-    /// as `WITH` parts of their own (``takeLeadingRows()``): one round trip for the rows, their
+    /// as `WITH` parts of their own (`takeLeadingRows()`): one round trip for the rows, their
     /// log entries and the reply. They touch other tables than the reply's parts, so that
     /// each part sees the same data as when sent alone.
     public nonisolated(nonsending) func storeReply(_ reply: ReplyToStore, pruning: ReplyPruning) async throws {
