@@ -179,7 +179,7 @@ public struct WireCodec: Sendable {
         }
     }
 
-    private func checkSize(_ bytes: UnsafeRawBufferPointer) throws(WireError) {
+    func checkSize(_ bytes: UnsafeRawBufferPointer) throws(WireError) {
         guard bytes.count <= limits.maxBytes else {
             throw WireError(.tooLarge, "body of \(bytes.count) bytes exceeds the limit of \(limits.maxBytes)", offset: limits.maxBytes)
         }

@@ -63,7 +63,9 @@ extension _Parser {
         return fingerprint
     }
 
-    mutating func parseResponse(_ codec: WireCodec) throws(WireError) -> SyncResponse {
+    /// With `pieces`, every record is handed to it once, in document order, and the
+    /// response returned holds no records (``WireCodec/decodeResponse(_:piecesOf:_:)``).
+    mutating func parseResponse(_ codec: WireCodec, pieces: _Pieces? = nil) throws(WireError) -> SyncResponse {
         let objectAt = try documentStart()
         var maxRevision: Int64?, changeSets: [ChangeSet]?, hasMore = false, scopes: ScopeHoldings?
         var denied: ScopeHoldings?, horizon: Int64?
@@ -72,7 +74,7 @@ extension _Parser {
             repeat {
                 switch try member(Self.responseKeys, &seen).known {
                 case 0: maxRevision = try nonNegativeInt64("maxRevision")
-                case 1: changeSets = try parseChangeSets(codec)
+                case 1: changeSets = try parseChangeSets(codec, pieces: pieces)
                 case 2: hasMore = try null() ? false : try bool("hasMore (a bool)")
                 case 3: scopes = try parseScopes()
                 case 4: denied = try parseScopes(allowingAll: false)
@@ -175,17 +177,21 @@ extension _Parser {
 
     // MARK: Change sets
 
-    private mutating func parseChangeSets(_ codec: WireCodec) throws(WireError) -> [ChangeSet] {
+    private mutating func parseChangeSets(_ codec: WireCodec, pieces: _Pieces? = nil) throws(WireError) -> [ChangeSet] {
         var changeSets: [ChangeSet] = []
         if try open(UInt8(ascii: "["), "an array of change sets") {
             repeat {
-                changeSets.append(try parseChangeSet(codec))
+                changeSets.append(try parseChangeSet(codec, pieces: pieces))
             } while try next(UInt8(ascii: "]"))
         }
         return changeSets
     }
 
-    private mutating func parseChangeSet(_ codec: WireCodec) throws(WireError) -> ChangeSet {
+    /// With `pieces`, an entity object's records are handed on as they are read when the
+    /// change set's `types` (which must list the entity) and the object's `create` and
+    /// `delete` came before them, as FieldMerge writes them; otherwise once the change set
+    /// has been read and checked.
+    private mutating func parseChangeSet(_ codec: WireCodec, pieces: _Pieces? = nil) throws(WireError) -> ChangeSet {
         _ = try peek()
         let objectAt = position
         var types: [Int]?, typesAt = objectAt
@@ -208,7 +214,8 @@ extension _Parser {
                     guard !objects.contains(where: { $0.entity == entity }) else {
                         throw error(.duplicateKey, "duplicate key '\(name)'", at: key.offset)
                     }
-                    let changes = try parseEntity(codec.tables[entity])
+                    let listed = types?.contains(entity) == true
+                    let changes = try parseEntity(codec.tables[entity], pieces: listed ? pieces : nil)
                     objects.append((entity, changes, key.offset))
                 }
             } while try next(UInt8(ascii: "}"))
@@ -227,6 +234,20 @@ extension _Parser {
                     .invalidValue, "type '\(codec.tables[entity].name)' is listed without its object", at: typesAt)
             }
             entities.append(object.changes)
+        }
+        if let pieces {
+            // Records not handed on while read (their lists or types came after them).
+            for index in entities.indices where !entities[index].records.isEmpty {
+                let lists = _PieceLists(entities[index])
+                var start = 0
+                let records = entities[index].records
+                while start < records.count {
+                    let end = min(start + pieces.size, records.count)
+                    try pieces.sink(lists.piece(Array(records[start..<end])))
+                    start = end
+                }
+                entities[index].records = []
+            }
         }
         return ChangeSet(entities: entities, conflict: conflict, refused: refused)
     }
@@ -290,14 +311,21 @@ extension _Parser {
 
     // MARK: Entity objects
 
-    private mutating func parseEntity(_ table: _EntityTable) throws(WireError) -> EntityChanges {
+    private mutating func parseEntity(_ table: _EntityTable, pieces: _Pieces? = nil) throws(WireError) -> EntityChanges {
         var changes = EntityChanges(entity: table.name)
         var seen: UInt16 = 0
         if try open(UInt8(ascii: "{"), "an entity object") {
             repeat {
                 let (known, key) = try member(Self.entityKeys, &seen)
                 switch known {
-                case 0: changes.records = try parseAttributes(table)
+                case 0:
+                    // `create` and `delete` (bits 1 and 3) read: the records go on as they come.
+                    if let pieces, seen & 0b1010 == 0b1010 {
+                        let lists = _PieceLists(changes)
+                        try parseAttributes(table, every: pieces.size) { (records) throws(WireError) in try pieces.sink(lists.piece(records)) }
+                    } else {
+                        changes.records = try parseAttributes(table)
+                    }
                 case 1: changes.create = try parseIDs("create")
                 case 2: changes.update = try parseIDs("update")
                 case 3: changes.delete = try parseIDs("delete")
@@ -324,10 +352,17 @@ extension _Parser {
 
     /// `"attributes": {"<id>": {...}, ...}`. Duplicate ids are found without a hash set
     /// while ids run monotonically (the usual case); a set takes over when they do not.
-    private mutating func parseAttributes(_ table: _EntityTable) throws(WireError) -> [WireRecord] {
+    ///
+    /// With `emit`, the records go to it in runs of `every` as they are read (the ids of
+    /// those gone on are kept for the check), and none are returned.
+    @discardableResult
+    private mutating func parseAttributes(
+        _ table: _EntityTable, every: Int = .max, emit: ((_ records: [WireRecord]) throws(WireError) -> Void)? = nil
+    ) throws(WireError) -> [WireRecord] {
         var records: [WireRecord] = []
-        var last: Int64 = 0, direction = 0
+        var last: Int64 = 0, direction = 0, count = 0
         var seen: Set<Int64>?
+        var handedOn: [Int64] = []
         if try open(UInt8(ascii: "{"), "an attributes object") {
             repeat {
                 let key = try key()
@@ -337,19 +372,31 @@ extension _Parser {
                     let inserted = ids.insert(id).inserted
                     seen = ids
                     guard inserted else { throw duplicateID(key) }
-                } else if !records.isEmpty {
+                } else if count > 0 {
                     let step = id > last ? 1 : id < last ? -1 : 0
                     if step == 0 { throw duplicateID(key) }
                     if direction == 0 { direction = step }
                     if step != direction {
-                        var ids = Set(records.lazy.map(\.id))
+                        var ids = Set(handedOn)
+                        ids.formUnion(records.lazy.map(\.id))
+                        handedOn = []
                         guard ids.insert(id).inserted else { throw duplicateID(key) }
                         seen = ids
                     }
                 }
                 last = id
+                count += 1
                 records.append(try parseRecord(id: id, table))
+                if let emit, records.count >= every {
+                    if seen == nil { handedOn.append(contentsOf: records.lazy.map(\.id)) }
+                    try emit(records)
+                    records.removeAll(keepingCapacity: true)
+                }
             } while try next(UInt8(ascii: "}"))
+        }
+        if let emit {
+            if !records.isEmpty { try emit(records) }
+            return []
         }
         return records
     }

@@ -26,14 +26,47 @@ extension Store {
     /// Runs `body`, a bulk write of the store's own, with the capture triggers dropped, and
     /// creates them again before it returns. Inside the store's transaction, so no other
     /// connection ever sees the file without them (and none can write meanwhile).
+    ///
+    /// Inside ``applyingPieces(_:)``, they are dropped once and created again when the
+    /// pieces end.
     func withoutCaptureTriggers<T>(_ body: () throws -> T) throws -> T {
+        if pieceTriggers == true { return try body() }
         for entity in schema.entities {
             for name in StoreCapture.triggerNames(entity) { try database.execute("DROP TRIGGER IF EXISTS \(name)") }
         }
+        if pieceTriggers != nil {
+            pieceTriggers = true
+            return try body()
+        }
         let result = try body()
+        try createCaptureTriggers()
+        return result
+    }
+
+    private func createCaptureTriggers() throws {
         for entity in schema.entities {
             for statement in StoreCapture.statements(for: entity).dropFirst() { try database.execute(statement) }
         }
+    }
+
+    /// Runs `body`, in which ``apply(_:beforeCommit:)`` writes one catch-up page in pieces:
+    /// the first piece large enough to drop the capture triggers drops them, and they are
+    /// created again when `body` ends (also when it throws, for a caller that commits
+    /// what came before). Pieces of one page then cost what the page whole would.
+    package func applyingPieces<T>(_ body: () throws -> T) throws -> T {
+        precondition(pieceTriggers == nil, "pieces of one page at a time")
+        pieceTriggers = false
+        let result: T
+        do {
+            result = try body()
+        } catch {
+            if pieceTriggers == true { try? createCaptureTriggers() }
+            pieceTriggers = nil
+            throw error
+        }
+        let dropped = pieceTriggers == true
+        pieceTriggers = nil
+        if dropped { try createCaptureTriggers() }
         return result
     }
 

@@ -45,7 +45,9 @@ struct ResponseApplier {
     private var outcome = Outcome()
     private var context = MergeContext()
     /// Records with local changes; every other record takes the server's version.
-    private var localChanges: Set<Key> = []
+    private var localChanges: Set<Key>?
+    /// How many of ``Outcome/conflicts`` were written already (by earlier pieces).
+    private var conflictsWritten = 0
 
     init(store: Store, pending: [PendingChange]) {
         self.store = store
@@ -68,7 +70,8 @@ struct ResponseApplier {
         try hook?(.merged)
         let hook = self.hook
         var changes = ServerChanges(remaps: remaps, records: records, maxRevision: response.maxRevision)
-        changes.conflicts = outcome.conflicts
+        changes.conflicts = Array(outcome.conflicts[conflictsWritten...])
+        conflictsWritten = outcome.conflicts.count
         changes.refused = outcome.parked.map { ($0.entity, $0.id, $0.code, $0.message) }
         for changeSet in response.changeSets.prefix(answersFrom) {
             for entity in changeSet.entities {
@@ -85,6 +88,27 @@ struct ResponseApplier {
         return outcome
     }
 
+    /// Merges and writes one piece of a catch-up page, read with
+    /// ``WireCodec/decodeResponse(_:piecesOf:_:)``, inside the page's transaction: the
+    /// store's revision stays where it is until ``apply(_:answersFrom:)`` takes what the
+    /// page says besides its records (the response read without them). A record the page
+    /// names twice is merged the second time with what the first piece wrote, as a whole
+    /// page merges it with its first version.
+    mutating func apply(piece: EntityChanges) throws {
+        records.removeAll(keepingCapacity: true)
+        overlay.removeAll(keepingCapacity: true)
+        let response = SyncResponse(maxRevision: 0, changeSets: [ChangeSet(entities: [piece])])
+        try probe.measure(.merge) { try merge(response, answersFrom: 1) }
+        var changes = ServerChanges(remaps: remaps, records: records)
+        remaps = []
+        changes.conflicts = Array(outcome.conflicts[conflictsWritten...])
+        conflictsWritten = outcome.conflicts.count
+        if !piece.create.isEmpty { changes.created[piece.entity] = Set(piece.create) }
+        try store.apply(changes)
+        records.removeAll(keepingCapacity: true)
+        overlay.removeAll(keepingCapacity: true)
+    }
+
     /// Merges every record of `response` with the replica's, into ``records``.
     private mutating func merge(_ response: SyncResponse, answersFrom: Int) throws {
         var newest = Stamp.none
@@ -95,7 +119,11 @@ struct ResponseApplier {
         }
         store.observe([newest])
         context = MergeContext(resolutionStamp: store.nextStamp())
-        for marked in try store.outboxRecords() { localChanges.insert(key(marked.entity, marked.id)) }
+        if localChanges == nil {
+            var marked: Set<Key> = []
+            for record in try store.outboxRecords() { marked.insert(key(record.entity, record.id)) }
+            localChanges = marked
+        }
         let total = response.changeSets.reduce(0) { $0 + $1.entities.reduce(0) { $0 + $1.records.count } }
         overlay.reserveCapacity(total)
         records.reserveCapacity(total)
@@ -198,7 +226,7 @@ struct ResponseApplier {
         if let oldID { remaps.append((entity.name, oldID, remote.id)) }
         let sentChange = confirmation ? sent[localKey] : nil
         let known = overlay[key]
-        if sentChange == nil, known == nil, !localChanges.contains(localKey) {
+        if sentChange == nil, known == nil, localChanges?.contains(localKey) != true {
             // Nothing local to merge: the server's version is the record and its ancestor.
             overlay[key] = records.count
             records.append(AcknowledgedRecord(remote, revision: revision))

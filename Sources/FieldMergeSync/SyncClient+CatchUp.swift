@@ -15,14 +15,48 @@ extension SyncClient {
     /// open), and commits when the page ends the catch-up or reaches a bound of
     /// ``catchUpCommits``.
     func applyHeld(_ response: SyncResponse, with applier: inout ResponseApplier) throws -> ResponseApplier.Outcome {
+        try holdingPage {
+            (response, try probe.measure(.clientApply) { try applier.apply(response, answersFrom: response.changeSets.count) })
+        }.outcome
+    }
+
+    /// ``applyHeld(_:with:)`` for a page being read in pieces on another thread
+    /// (``Exchange/undecoded``): each piece is merged and written as it comes, so that
+    /// neither the whole page decoded nor its merge is ever held. A page found malformed
+    /// after some pieces were written fails like a page whose writing failed: the
+    /// catch-up's transaction rolls back (``settleCatchUp()``).
+    /// - Returns: The page without its records, and what applying it did.
+    func applyHeld(undecoded pieces: PagePieces, with applier: inout ResponseApplier) throws -> (SyncResponse, ResponseApplier.Outcome) {
+        try holdingPage {
+            try probe.measure(.clientApply) {
+                let page = try store.applyingPieces {
+                    while true {
+                        switch pieces.next() {
+                        case .piece(let piece): try applier.apply(piece: piece)
+                        case .end(let page): return page
+                        case .failed(let error): throw error
+                        }
+                    }
+                }
+                return (page, try applier.apply(page, answersFrom: page.changeSets.count))
+            }
+        }
+    }
+
+    /// Runs `apply` (one catch-up page) inside the catch-up's transaction, begun here when
+    /// none is open, and commits when the page ends the catch-up or reaches a bound of
+    /// ``catchUpCommits``.
+    private func holdingPage(
+        _ apply: () throws -> (page: SyncResponse, outcome: ResponseApplier.Outcome)
+    ) throws -> (page: SyncResponse, outcome: ResponseApplier.Outcome) {
         if catchUp == nil {
             try store.beginHeldTransaction()
             catchUpGeneration += 1
             catchUp = CatchUpWindow(began: commitClock.now, generation: catchUpGeneration)
         }
         catchUp?.changesBeforePage = store.database.totalChanges
-        let applied = try probe.measure(.clientApply) { try applier.apply(response, answersFrom: response.changeSets.count) }
-        guard var window = catchUp else { return applied }
+        let (response, applied) = try apply()
+        guard var window = catchUp else { return (response, applied) }
         window.changesBeforePage = nil
         window.pages += 1
         window.records += applied.received
@@ -30,7 +64,7 @@ extension SyncClient {
         if !response.hasMore || window.records >= catchUpCommits.records || commitClock.now - window.began >= catchUpCommits.interval {
             try commitCatchUp()
         }
-        return applied
+        return (response, applied)
     }
 
     /// Commits the catch-up's transaction, if one is open: its changes reach the observers

@@ -10,6 +10,9 @@ extension SyncClient {
         /// The request for the page after this one, sent as soon as this one's head arrived
         /// (only for a prefetched page): used if the response agrees with its head.
         var follower: Arrival.Pending?
+        /// A prefetched catch-up page, being read in pieces for ``absorb`` to apply as they
+        /// come (``response`` is then empty).
+        var undecoded: PagePieces? = nil
     }
 
     /// A catch-up answer as it arrived, not yet decoded, and what its first bytes say.
@@ -31,13 +34,15 @@ extension SyncClient {
     /// The next catch-up page, asked for while the current one is applied.
     ///
     /// A catch-up request changes nothing on the server, so while the client applies page
-    /// *k* (its store's work) the request for page *k + 1* is already out and its answer
-    /// being decoded, on another thread. As soon as that answer's head says where it ends
-    /// (`ResponseHead`), the request for page *k + 2* goes out, so the server's work on it
-    /// overlaps the decoding of *k + 1* and the applying of *k*. No more than that: page
-    /// *k + 3* is asked for only once *k + 1* is being applied, so at most one undecoded
-    /// answer and one decoded page wait beside the one being applied. Still one request
-    /// in flight at a time: the next goes out only after the previous answer arrived.
+    /// *k* (its store's work) the request for page *k + 1* is already out, and once its
+    /// answer has arrived it is inflated and read in pieces on another thread
+    /// (``PagePieces``), a few pieces ahead of the client. As soon as that answer's head
+    /// says where it ends (`ResponseHead`), the request for page *k + 2* goes out, so the
+    /// server's work on it overlaps the reading of *k + 1* and the applying of *k*. No
+    /// more than that: page *k + 3* is asked for only once *k + 1* is being applied, so at
+    /// most one answer arriving and one being read wait beside the one being applied.
+    /// Still one request in flight at a time: the next goes out only after the previous
+    /// answer arrived.
     ///
     /// A page is used only if the store then stands at the revision and the scope holdings
     /// it was asked with and nothing is pending; otherwise it is dropped unread. (A page may
@@ -89,6 +94,22 @@ extension SyncClient {
         }
     }
 
+    /// A catch-up page as ``prefetch(after:holding:asking:follower:)`` hands it on:
+    /// inflated, and being read in pieces of `size` records (``PagePieces``) for
+    /// ``absorb`` to apply as they come. The answer's head has already asked for the page
+    /// after it.
+    nonisolated static func undecoded(
+        _ arrived: Arrival, codec: WireCodec, size: Int, follower: Arrival.Pending?, probe: (any SyncProbe)?
+    ) throws(WireError) -> Exchange {
+        let body = try probe.measure(.clientDecode) { () throws(WireError) in
+            try Gzip.decompressIfGzip(arrived.answer, limit: WireLimits().maxDecompressedBytes)
+        }
+        return Exchange(
+            response: SyncResponse(maxRevision: 0, changeSets: []), bytesSent: arrived.bytesSent,
+            bytesReceived: arrived.answer.count, follower: follower,
+            undecoded: PagePieces(body, codec: codec, size: size, probe: probe))
+    }
+
     /// Starts fetching the catch-up page after `revision` for a device holding `scopes`, off
     /// this actor, or takes the request for it that is already on its way (`follower`, asked
     /// for on the current page's head). A follower asked from another revision or with other
@@ -103,6 +124,7 @@ extension SyncClient {
                 protocolVersion: WireProtocol.version, schemaVersion: schemaVersion, schemaFingerprint: schemaFingerprint,
                 scopes: scopes, subscriptions: request?.subscriptions, priority: request?.priority, horizon: request?.horizon),
             codec: codec, transport: transport, gzip: gzip, probe: probe)
+        let size = pieceRecords
         let arrival: Task<Arrival, any Error>
         if let follower, follower.maxRevision == revision, follower.scopes == scopes,
             follower.asked?.subscriptions == request?.subscriptions, follower.asked?.priority == request?.priority,
@@ -124,8 +146,7 @@ extension SyncClient {
                     maxRevision: head.maxRevision, scopes: scopes, asked: pages.template, task: pages.fetch(after: head.maxRevision))
             }
             do {
-                let response = try Self.decode(arrived.answer, codec: pages.codec, probe: pages.probe)
-                return Exchange(response: response, bytesSent: arrived.bytesSent, bytesReceived: arrived.answer.count, follower: next)
+                return try Self.undecoded(arrived, codec: pages.codec, size: size, follower: next, probe: pages.probe)
             } catch {
                 next?.task.cancel()
                 throw error

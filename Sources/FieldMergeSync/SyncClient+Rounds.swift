@@ -162,25 +162,43 @@ extension SyncClient {
             exchange.follower?.task.cancel()
             return RoundOutcome(hasMore: true, conflicts: 0, requestID: nil)
         }
-        let conflicts = try absorb(
+        let (conflicts, hasMore) = try absorb(
             exchange, pending: pending, asking: request, summary: &summary, refused: &refused, ahead: &ahead,
             holding: pending.isEmpty)
-        return RoundOutcome(hasMore: exchange.response.hasMore, conflicts: conflicts, requestID: request.requestID)
+        return RoundOutcome(hasMore: hasMore, conflicts: conflicts, requestID: request.requestID)
     }
 
     /// Applies one answer to what `pending` sent (nothing for a catch-up), in one store
     /// transaction that also forgets the request in flight; with `holding` (a catch-up page
     /// of a sync), in the catch-up's transaction, which commits with ``CatchUpCommits``.
-    /// - Returns: How many change sets sent came back as conflicts.
+    /// A page not read yet (``Exchange/undecoded``) is read in pieces as it is applied,
+    /// and the page after it asked for once it is read.
+    /// - Returns: How many change sets sent came back as conflicts, and whether the
+    ///   response says there is more.
+    @discardableResult
     func absorb(
         _ exchange: Exchange, pending: [PendingChange], asking request: SyncRequest? = nil, summary: inout SyncSummary,
         refused: inout Set<String>, ahead: inout Prefetch?, holding: Bool = false
-    ) throws -> Int {
-        let response = exchange.response
+    ) throws -> (conflicts: Int, hasMore: Bool) {
         summary.rounds += 1
         summary.sent += pending.count
         summary.bytesSent += exchange.bytesSent
         summary.bytesReceived += exchange.bytesReceived
+        var applier = ResponseApplier(store: store, pending: pending)
+        applier.refusedBefore = refused
+        applier.hook = applyHook
+        applier.probe = probe
+        var response = exchange.response
+        var applied: ResponseApplier.Outcome?
+        if let pieces = exchange.undecoded {
+            precondition(pending.isEmpty && holding, "only a catch-up page is read in pieces")
+            do {
+                (response, applied) = try applyHeld(undecoded: pieces, with: &applier)
+            } catch {
+                exchange.follower?.task.cancel()
+                throw error
+            }
+        }
         let sentChangeSets = pending.isEmpty ? 0 : 1
         guard response.changeSets.count >= sentChangeSets else {
             throw SyncError(
@@ -197,16 +215,13 @@ extension SyncClient {
         } else {
             exchange.follower?.task.cancel()
         }
-        var applier = ResponseApplier(store: store, pending: pending)
-        applier.refusedBefore = refused
-        applier.hook = applyHook
         // One transaction from reading local rows to writing the merged ones: a write with
         // plain SQL from another connection waits, instead of slipping in between and being
         // overwritten.
         let answersFrom = response.changeSets.count - sentChangeSets
-        applier.probe = probe
-        let applied: ResponseApplier.Outcome
-        if holding && pending.isEmpty {
+        if applied != nil {
+            // Read and applied in pieces above.
+        } else if holding && pending.isEmpty {
             applied = try applyHeld(response, with: &applier)
         } else {
             try commitCatchUp()
@@ -224,13 +239,14 @@ extension SyncClient {
             if request.maxRevision == 0 { try store.noteDownloadHorizon(response.horizon) }
         }
         try applyHook?(.committed)
+        guard let applied else { preconditionFailure("every branch applies the response") }
         refused.formUnion(applied.refused)
         summary.received += applied.received
         summary.merged += applied.merged
         summary.conflicts += applied.conflicts
         summary.refused += applied.parked
         summary.conflictingChangeSets += applied.conflictingChangeSets
-        return applied.conflictingChangeSets
+        return (applied.conflictingChangeSets, response.hasMore)
     }
 
     /// One change set with every pending change, grouped by entity in schema order.

@@ -49,6 +49,10 @@ public actor SyncClient {
     /// Ask for the next catch-up page while applying the current one (a read-only request
     /// that overlaps the server's and the codec's work with the store's). On by default.
     public var prefetchesPages = true
+    /// Records per piece of a prefetched catch-up page, read while it is applied
+    /// (``PagePieces``): about what the client holds decoded at a time, three pieces,
+    /// instead of a page. Below a few hundred, each piece's own statements start to show.
+    var pieceRecords = 2_000
     /// When a catch-up commits the pages it applied (one transaction for several pages).
     public var catchUpCommits: CatchUpCommits
     /// The store's page cache, in KiB, while a sync downloads the data set from revision 0
@@ -141,6 +145,12 @@ public actor SyncClient {
     /// Installs (or removes, with nil) a hook called at each ``ApplyStage`` of every response;
     /// an error it throws aborts the round at that stage, as a crash there would.
     package func setApplyHook(_ hook: (@Sendable (ApplyStage) throws -> Void)?) { applyHook = hook }
+
+    /// Sets ``pieceRecords`` (tests read pages in small pieces).
+    package func setPieceRecords(_ records: Int) {
+        precondition(records > 0, "a piece holds at least one record")
+        pieceRecords = records
+    }
 
     /// Sets ``downloadPageCacheKiB``.
     public func setDownloadPageCache(_ kib: Int?) { downloadPageCacheKiB = kib }

@@ -93,24 +93,26 @@ extension SyncClient {
         let (world, reader) = try await world()
         let before = await world.transport.requests
         let first = try await reader.prefetch(after: 0, follower: nil).task.value
-        #expect(first.response.changeSets.first?.entities.first?.records.count == 10)
-        #expect(first.response.hasMore)
+        let (firstPage, firstPieces) = first.read()
+        #expect(firstPieces == [10])
+        #expect(firstPage.hasMore)
         let second = try #require(first.follower)
-        #expect(second.maxRevision == first.response.maxRevision)
+        #expect(second.maxRevision == firstPage.maxRevision)
         // The follower's request is sent from its own task, which may not have reached the
         // transport yet: wait for its answer before counting.
         _ = try await second.task.value
         #expect(await world.transport.requests - before == 2)
         // The follower is taken as it is: no second request for the same page.
         let page2 = try await reader.prefetch(after: second.maxRevision, follower: second).task.value
-        #expect(page2.response.hasMore)
+        let (page2Page, page2Pieces) = page2.read()
+        #expect(page2Page.hasMore)
         let third = try #require(page2.follower)
         let page3 = try await reader.prefetch(after: third.maxRevision, follower: third).task.value
-        #expect(!page3.response.hasMore)
+        let (page3Page, page3Pieces) = page3.read()
+        #expect(!page3Page.hasMore)
         #expect(page3.follower == nil)
         #expect(await world.transport.requests - before == 3)
-        let received = [first, page2, page3].reduce(0) { $0 + ($1.response.changeSets.first?.entities.first?.records.count ?? 0) }
-        #expect(received == 25)
+        #expect((firstPieces + page2Pieces + page3Pieces).reduce(0, +) == 25)
     }
 
     @Test func aFollowerAskedFromAnotherRevision_isCancelledAndNotUsed() async throws {
@@ -121,7 +123,7 @@ extension SyncClient {
         }
         let page = try await reader.prefetch(after: 0, follower: .init(maxRevision: 999, task: stray)).task.value
         #expect(stray.isCancelled)
-        #expect(page.response.changeSets.first?.entities.first?.records.count == 10)
+        #expect(page.read().pieces == [10])
         page.follower?.task.cancel()
         _ = world
     }
