@@ -48,7 +48,7 @@ extension SyncClient {
     /// it was asked with and nothing is pending; otherwise it is dropped unread. (A page may
     /// change the holdings, and the request for the page after it goes out on its head,
     /// before the new holdings are known: with the old ones, and dropped if they changed.)
-    struct Prefetch {
+    struct Prefetch: Sendable {
         var maxRevision: Int64
         var scopes: ScopeHoldings?
         /// The roots it asks for (`SyncRequest/subscriptions`, `SyncRequest/priority`).

@@ -136,7 +136,16 @@ extension SyncClient {
         } else {
             ahead?.cancel()
             ahead = nil
-            if pending.isEmpty {
+            if pending.isEmpty && prefetchesPages && request.maxRevision > 0 {
+                // Asked as a page asked ahead is: read in pieces while it is applied, and the
+                // page after it asked for as soon as its head arrives. Not from revision 0: a
+                // new replica learns its scope holdings from the first answer, which would
+                // make a page asked on its head with none a request wasted.
+                let page = prefetch(after: request.maxRevision, holding: request.scopes, asking: request, follower: nil)
+                exchange = try await awaitingNetwork {
+                    try await withTaskCancellationHandler { try await page.task.value } onCancel: { page.cancel() }
+                }
+            } else if pending.isEmpty {
                 let (codec, transport, gzip, probe) = (codec, transport, gzip, probe)
                 exchange = try await awaitingNetwork { [request] in
                     try await Self.exchange(request, codec: codec, transport: transport, gzip: gzip, probe: probe)
