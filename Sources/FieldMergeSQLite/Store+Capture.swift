@@ -23,50 +23,90 @@ extension Store {
         return try statement.step()
     }
 
-    /// Runs `body`, a bulk write of the store's own, with the capture triggers dropped, and
-    /// creates them again before it returns. Inside the store's transaction, so no other
-    /// connection ever sees the file without them (and none can write meanwhile).
+    /// Runs `body`, a bulk write of the store's own, with the capture triggers out of the way
+    /// (they skip its writes anyway, at a cost per row), and puts them back before it returns.
     ///
-    /// Inside ``applyingPieces(_:)``, they are dropped once and created again when the
-    /// pieces end.
+    /// When the database holds no triggers but the capture triggers (the usual case), this
+    /// connection's triggers are turned off and on again: no statement, no schema change, and
+    /// other connections keep theirs. A database with triggers of the app's own, which must
+    /// still fire, has the capture triggers dropped and created again instead, inside the
+    /// store's transaction, so no other connection ever sees the file without them (and none
+    /// can write meanwhile).
+    ///
+    /// Inside ``applyingPieces(_:)``, they are taken out of the way once and put back when
+    /// the pieces end.
     func withoutCaptureTriggers<T>(_ body: () throws -> T) throws -> T {
-        if pieceTriggers == true { return try body() }
-        for entity in schema.entities {
-            for name in StoreCapture.triggerNames(entity) { try database.execute("DROP TRIGGER IF EXISTS \(name)") }
-        }
+        if let off = pieceTriggers, off != .no { return try body() }
+        let off: CaptureTriggersOff = try onlyCaptureTriggers() ? .switchedOff : .dropped
+        try takeCaptureTriggers(off)
         if pieceTriggers != nil {
-            pieceTriggers = true
+            pieceTriggers = off
             return try body()
         }
-        let result = try body()
-        try createCaptureTriggers()
-        return result
-    }
-
-    private func createCaptureTriggers() throws {
-        for entity in schema.entities {
-            for statement in StoreCapture.statements(for: entity).dropFirst() { try database.execute(statement) }
-        }
-    }
-
-    /// Runs `body`, in which ``apply(_:beforeCommit:)`` writes one catch-up page in pieces:
-    /// the first piece large enough to drop the capture triggers drops them, and they are
-    /// created again when `body` ends (also when it throws, for a caller that commits
-    /// what came before). Pieces of one page then cost what the page whole would.
-    package func applyingPieces<T>(_ body: () throws -> T) throws -> T {
-        precondition(pieceTriggers == nil, "pieces of one page at a time")
-        pieceTriggers = false
         let result: T
         do {
             result = try body()
         } catch {
-            if pieceTriggers == true { try? createCaptureTriggers() }
+            // A rollback brings dropped triggers back; the connection's switch it does not.
+            if off == .switchedOff { try? database.setTriggersEnabled(true) }
+            throw error
+        }
+        try restoreCaptureTriggers(off)
+        return result
+    }
+
+    /// Whether every trigger of the database (and of this connection's temporary schema) is
+    /// a capture trigger of the store's.
+    private func onlyCaptureTriggers() throws(SQLiteError) -> Bool {
+        let others = try database.scalar(
+            "SELECT count(*) FROM (SELECT \"name\" FROM sqlite_master WHERE \"type\" = 'trigger' "
+                + "UNION ALL SELECT \"name\" FROM sqlite_temp_master WHERE \"type\" = 'trigger') "
+                + "WHERE substr(\"name\", 1, \(StoreCapture.triggerPrefix.utf8.count)) <> '\(StoreCapture.triggerPrefix)'")
+        return others == .integer(0)
+    }
+
+    private func takeCaptureTriggers(_ off: CaptureTriggersOff) throws {
+        switch off {
+        case .no: break
+        case .switchedOff: try database.setTriggersEnabled(false)
+        case .dropped:
+            for entity in schema.entities {
+                for name in StoreCapture.triggerNames(entity) { try database.execute("DROP TRIGGER IF EXISTS \(name)") }
+            }
+        }
+    }
+
+    private func restoreCaptureTriggers(_ off: CaptureTriggersOff) throws {
+        switch off {
+        case .no: break
+        case .switchedOff: try database.setTriggersEnabled(true)
+        case .dropped:
+            for entity in schema.entities {
+                for statement in StoreCapture.statements(for: entity).dropFirst() { try database.execute(statement) }
+            }
+        }
+    }
+
+    /// Runs `body`, in which ``apply(_:beforeCommit:)`` writes one catch-up page in pieces:
+    /// the first piece large enough to take the capture triggers out of the way does, and
+    /// they are put back when `body` ends (also when it throws, for a caller that commits
+    /// what came before). Pieces of one page then cost what the page whole would.
+    package func applyingPieces<T>(_ body: () throws -> T) throws -> T {
+        precondition(pieceTriggers == nil, "pieces of one page at a time")
+        pieceTriggers = CaptureTriggersOff.no
+        let result: T
+        do {
+            result = try body()
+        } catch {
+            // A rollback would bring dropped triggers back, but a caller may commit what
+            // came before; the connection's switch no rollback undoes.
+            if let off = pieceTriggers { try? restoreCaptureTriggers(off) }
             pieceTriggers = nil
             throw error
         }
-        let dropped = pieceTriggers == true
+        let off = pieceTriggers ?? .no
         pieceTriggers = nil
-        if dropped { try createCaptureTriggers() }
+        try restoreCaptureTriggers(off)
         return result
     }
 

@@ -44,9 +44,9 @@ public final class Store {
     /// The state to restore when the held transaction rolls back; nil when none is open
     /// (``beginHeldTransaction()``).
     var held: HeldState?
-    /// Inside ``applyingPieces(_:)``: nil; else whether a piece dropped the capture
-    /// triggers, which stay dropped until the pieces end.
-    var pieceTriggers: Bool?
+    /// Outside ``applyingPieces(_:)``: nil; else whether a piece took the capture triggers
+    /// out of the way (and how), which stays so until the pieces end.
+    var pieceTriggers: CaptureTriggersOff?
     /// Whether the connection may write (a `StoreReader`'s may not).
     let writable: Bool
     /// The wall clock the replica's clock reads (also for the time a change was refused).

@@ -24,10 +24,13 @@ enum StoreCapture {
           "id" INTEGER NOT NULL, "inserted" INTEGER NOT NULL, UNIQUE ("entity", "id"))
         """
 
+    /// What every capture trigger's name begins with.
+    static let triggerPrefix = "__fm_capture_"
+
     /// The capture triggers of `entity`, for dropping them inside a transaction of the store
     /// that writes many rows (where they would only cost time: its own writes are skipped).
     static func triggerNames(_ entity: Entity) -> [String] {
-        ["insert", "id", "update", "delete"].map { Database.quote("__fm_capture_\($0)_\(entity.name)") }
+        ["insert", "id", "update", "delete"].map { Database.quote("\(triggerPrefix)\($0)_\(entity.name)") }
     }
 
     static func shadowName(_ entity: Entity) -> String { Database.quote("__fm_shadow_\(entity.name)") }
@@ -50,7 +53,7 @@ enum StoreCapture {
         let name = "'\(entity.name)'"
         let foreign = "NOT EXISTS (SELECT 1 FROM \"\(writerTable)\")"
         let nextID = "(SELECT \"value\" + 1 FROM \"__fm_state\" WHERE \"key\" = 'nextTemporaryID')"
-        let trigger = { (what: String) in Database.quote("__fm_capture_\(what)_\(entity.name)") }
+        let trigger = { (what: String) in Database.quote("\(triggerPrefix)\(what)_\(entity.name)") }
         if entity.retired {
             // A retired entity's table stays empty: plain SQL cannot fill it either.
             return [
@@ -95,4 +98,15 @@ enum StoreCapture {
             """,
         ]
     }
+}
+
+/// How a bulk write of the store's own took the capture triggers out of the way
+/// (``Store/withoutCaptureTriggers(_:)``).
+enum CaptureTriggersOff: Equatable {
+    /// It did not (yet).
+    case no
+    /// This connection's triggers are off (the database has no triggers but the store's).
+    case switchedOff
+    /// The capture triggers were dropped inside the transaction (the app has triggers too).
+    case dropped
 }

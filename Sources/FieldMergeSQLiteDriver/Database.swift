@@ -124,6 +124,17 @@ public final class Database {
         return handle
     }
 
+    /// Turns this connection's triggers off (`false`) or on again. Other connections to the
+    /// same file keep theirs, and SQLite's foreign key actions are not triggers: they still
+    /// run. Not undone by a rollback. Prepared statements are prepared again on their next
+    /// step (SQLite does it by itself).
+    package func setTriggersEnabled(_ enabled: Bool) throws(SQLiteError) {
+        let sql = enabled ? "-- triggers on" : "-- triggers off"
+        let db = try connection(sql)
+        let code = csqlite_enable_triggers(db, enabled ? 1 : 0)
+        guard code == SQLITE_OK else { throw SQLiteError.from(db, code: code, sql: sql) }
+    }
+
     // MARK: Running SQL
 
     /// Runs one or more SQL statements separated by semicolons, without parameters.

@@ -45,13 +45,17 @@ import Testing
 }
 
 @Suite struct CaptureAfterBulkApplyTests {
-    /// A large apply drops the capture triggers for its own writes: they are back after it,
-    /// and a rolled-back one leaves them in place too.
-    @Test func theTriggersSurviveABulkApply() throws {
-        let store = try Store(.memory, schema: storeSchema(), replica: ReplicaID(1))
-        let lists = (1...Int64(Store.bulkApply + 10)).map {
+    static func lists(_ count: Int = Store.bulkApply + 10) -> [AcknowledgedRecord] {
+        (1...Int64(count)).map {
             AcknowledgedRecord(Record(entity: "lists", id: $0, values: [.text("L\($0)")], stamps: [Stamp(clock: 9, replica: ReplicaID(2))]), revision: 1)
         }
+    }
+
+    /// A large apply takes the capture triggers out of the way for its own writes: they are
+    /// back after it, and a rolled-back one leaves them in place too.
+    @Test func theTriggersSurviveABulkApply() throws {
+        let store = try Store(.memory, schema: storeSchema(), replica: ReplicaID(1))
+        let lists = Self.lists()
         #expect(throws: StoreError.self) {
             try store.apply(ServerChanges(records: lists, maxRevision: 1)) { throw CancellationError() }
         }
@@ -60,5 +64,43 @@ import Testing
         try store.database.execute("UPDATE lists SET name = 'Edited with SQL' WHERE id = 3")
         try store.captureExternalWrites()
         #expect(try store.pendingChanges().map(\.id) == [3])
+    }
+
+    /// Without triggers of the app's, the connection's triggers are switched off for the
+    /// apply: no schema change (other connections keep their prepared statements), and a
+    /// write with plain SQL right after it, on the same connection, is captured, also when
+    /// the apply failed half-way through its records.
+    @Test func aBulkApplyChangesNoSchemaAndFailsWithTheTriggersOn() throws {
+        let store = try Store(.memory, schema: storeSchema(), replica: ReplicaID(1))
+        let version = try store.database.scalar("PRAGMA schema_version")
+        try store.apply(ServerChanges(records: Self.lists(), maxRevision: 1))
+        #expect(try store.database.scalar("PRAGMA schema_version") == version)
+        // The last record does not fit its entity: the apply throws among its records.
+        var broken = Self.lists(Store.bulkApply + 20)
+        broken[broken.count - 1] = AcknowledgedRecord(
+            Record(entity: "lists", id: 99_999, values: [], stamps: []), revision: 2)
+        #expect(throws: StoreError.self) { try store.apply(ServerChanges(records: broken, maxRevision: 2)) }
+        #expect(store.maxRevision == 1)
+        try store.database.execute("UPDATE lists SET name = 'Edited with SQL' WHERE id = 5")
+        try store.captureExternalWrites()
+        #expect(try store.pendingChanges().map(\.id) == [5])
+    }
+
+    /// A database with a trigger of the app's own: that trigger fires for every record a
+    /// large apply writes (the capture triggers are dropped and created again instead of
+    /// switching the connection's triggers off), and capture works after it.
+    @Test func anAppTriggerStillFiresDuringABulkApply() throws {
+        let store = try Store(.memory, schema: storeSchema(), replica: ReplicaID(1))
+        try store.database.execute("""
+            CREATE TABLE app_log (id INTEGER);
+            CREATE TRIGGER app_lists_inserted AFTER INSERT ON lists BEGIN INSERT INTO app_log (id) VALUES (NEW.id); END
+            """)
+        let lists = Self.lists()
+        try store.apply(ServerChanges(records: lists, maxRevision: 1))
+        #expect(try store.database.scalar("SELECT count(*) FROM app_log") == .integer(Int64(lists.count)))
+        #expect(try store.database.scalar("SELECT count(*) FROM sqlite_master WHERE type = 'trigger'") == .integer(Int64(4 * store.schema.entities.count + 1)))
+        try store.database.execute("UPDATE lists SET name = 'Edited with SQL' WHERE id = 7")
+        try store.captureExternalWrites()
+        #expect(try store.pendingChanges().map(\.id) == [7])
     }
 }
