@@ -24,6 +24,8 @@ struct LiveBench: AsyncParsableCommand {
     @Option(help: "Live devices (each its own store, transport and event stream).") var devices = 1_000
     @Option(help: "Single writes measured, one after another.") var writes = 20
     @Option(help: "Writes of the burst, sent within one second.") var burst = 100
+    @Option(help: "Records of the large write: one write whose page is more than 256 KiB of JSON, which the devices read gzip'd (changes-gzip); timed like a single write; 0 skips it.")
+    var largeWrite = 1_000
     @Option(help: "PostgreSQL URL for the postgres2 setup (default: $FIELDMERGE_POSTGRES_URL).") var postgres: String?
     @Option(help: "Setups, comma separated: sqlite, postgres2 (two serve processes on one PostgreSQL data set; default: all that can run).") var setups: String?
     @Option(help: "The devices' live channel: nio (NIOLiveChannel, every stream on the process's event loops) or urlsession (HTTPLiveChannel, one URLSession each).")
@@ -36,6 +38,7 @@ struct LiveBench: AsyncParsableCommand {
         guard deviceExecutors >= 0, deviceExecutors <= devices else { throw ValidationError("--device-executors: 0...devices") }
         guard writes >= 1, writes <= 10_000 else { throw ValidationError("--writes: 1...10000") }
         guard burst >= 0, burst <= 10_000 else { throw ValidationError("--burst: 0...10000") }
+        guard largeWrite >= 0, largeWrite <= 100_000 else { throw ValidationError("--large-write: 0...100000") }
     }
 
     func run() async throws {
@@ -74,6 +77,7 @@ struct LiveBench: AsyncParsableCommand {
         var delays: [Double] = []
         var missed = 0
         let cpuBefore = processCPUSeconds()
+        let serverCPUBefore = servers.compactMap(\.cpuSeconds).reduce(0, +)
         for _ in 0..<writes {
             let (revision, returned) = try await writer.writeOne()
             fleet.tracker.arm(revision, at: returned)
@@ -84,6 +88,25 @@ struct LiveBench: AsyncParsableCommand {
         // The devices' side of one delivery: this process's CPU time over the single writes
         // (the writer's and the bench's share is small), per device and write.
         let deviceMicroseconds = (processCPUSeconds() - cpuBefore) * 1e6 / Double(writes * devices)
+        // The servers' side: their CPU time over the same span (the writer's requests
+        // included), per device and write.
+        let serverMicroseconds = (servers.compactMap(\.cpuSeconds).reduce(0, +) - serverCPUBefore) * 1e6 / Double(writes * devices)
+        // The large write: one page that only goes in the stream gzip'd (more than `maxBytes`
+        // of JSON); a larger one than the hub's `maxRecords` goes as a poke, and each device syncs.
+        var large: [Double] = []
+        var largeSyncs = 0
+        var largeDeviceMilliseconds = Double.nan
+        if largeWrite > 0 {
+            let syncsBefore = fleet.tracker.syncs
+            let largeCPUBefore = processCPUSeconds()
+            let (revision, called) = try await writer.write(records: largeWrite)
+            fleet.tracker.arm(revision, at: called)
+            if !(await fleet.tracker.wait(for: { $0.reached == devices }, limit: .seconds(60))) { missed += 1 }
+            large = fleet.tracker.delays().sorted()
+            largeSyncs = fleet.tracker.syncs - syncsBefore
+            largeDeviceMilliseconds = (processCPUSeconds() - largeCPUBefore) * 1e3 / Double(devices)
+            try await Task.sleep(for: .milliseconds(100))
+        }
         // The burst: ten writers, each writing its share one after another, paced over a second.
         var (burstMilliseconds, burstWriteMilliseconds, burstTailMilliseconds) = (Double.nan, Double.nan, Double.nan)
         if burst > 0 {
@@ -126,7 +149,7 @@ struct LiveBench: AsyncParsableCommand {
             await connector.shutdown()
         }
         let sorted = delays.sorted()
-        func percentile(_ p: Double) -> Double {
+        func percentile(_ p: Double, of sorted: [Double]) -> Double {
             sorted.isEmpty ? .nan : sorted[min(sorted.count - 1, max(0, Int((Double(sorted.count) * p).rounded(.up)) - 1))] * 1_000
         }
         var line = BenchLine(
@@ -136,16 +159,23 @@ struct LiveBench: AsyncParsableCommand {
         line.add("channel", channel.rawValue)
         line.add("device_executors", deviceExecutors)
         line.add("connect_s", connectSeconds)
-        line.add("p50_ms", percentile(0.5))
-        line.add("p99_ms", percentile(0.99))
-        line.add("max_ms", percentile(1))
+        line.add("p50_ms", percentile(0.5, of: sorted))
+        line.add("p99_ms", percentile(0.99, of: sorted))
+        line.add("max_ms", percentile(1, of: sorted))
         line.add("missed_writes", missed)
+        line.add("large_write_records", largeWrite)
+        line.add("large_p50_ms", percentile(0.5, of: large))
+        line.add("large_p99_ms", percentile(0.99, of: large))
+        line.add("large_max_ms", percentile(1, of: large))
+        line.add("large_device_syncs", largeSyncs)
+        line.add("large_device_cpu_ms", largeDeviceMilliseconds)
         line.add("burst_writes", burst)
         line.add("burst_all_ms", burstMilliseconds)
         line.add("burst_writes_ms", burstWriteMilliseconds)
         line.add("burst_tail_ms", burstTailMilliseconds)
         line.add("device_syncs", requests)
         line.add("device_cpu_us", deviceMicroseconds)
+        line.add("server_cpu_us", serverMicroseconds)
         line.add("devices_idle_cpu_pct", idleDevicePercent)
         line.add("server_rss_base_mb", baseRSS)
         line.add("server_rss_idle_mb", idleRSS)
@@ -291,5 +321,27 @@ final class LiveWriter: Sendable {
         _ = try await client.sync()
         let returned = ContinuousClock.now
         return (await client.withStore { $0.maxRevision }, returned)
+    }
+
+    /// Writes `count` seasons in one write (names of 100 characters, so that 1,000 of them
+    /// are more than 256 KiB of JSON) and syncs; the revision it reached and when `sync()`
+    /// was called (the writer's own apply of its answer, 1,000 records, runs on the same
+    /// cores as the devices, so that devices often have the page before it returns).
+    func write(records count: Int) async throws -> (Int64, ContinuousClock.Instant) {
+        let serial = counter.withLock { value -> Int in
+            value += 1
+            return value
+        }
+        try await client.write { store in
+            for index in 0..<count {
+                let name = "large \(serial).\(index) "
+                _ = try store.insert(
+                    "seasons",
+                    values: [.text(name + String(repeating: "x", count: max(0, 100 - name.count))), .integer(2026), .textSet(TextSet(["bench"]))])
+            }
+        }
+        let called = ContinuousClock.now
+        _ = try await client.sync()
+        return (await client.withStore { $0.maxRevision }, called)
     }
 }

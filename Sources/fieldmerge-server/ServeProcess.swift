@@ -47,6 +47,18 @@ final class ServeProcess: @unchecked Sendable {
         return kilobytes / 1024
     }
 
+    /// The CPU time the child has used so far (user and system, every thread), in seconds;
+    /// nil when it cannot be read (`/proc/<pid>/stat`, fields 14 and 15, in clock ticks).
+    var cpuSeconds: Double? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { return nil }
+        // After the command's name in parentheses: state is field 3, utime 14, stime 15.
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
     func stop() {
         guard process.isRunning else { return }
         process.terminate()
