@@ -32,7 +32,7 @@ extension SyncResponder {
                 metrics?.liveSubscribers("events", by: -1)
                 subscription.release()
             }
-            try await Self.stream(subscription.events, to: &writer, lifetime: lifetime, keepAlive: keepAlive)
+            try await Self.stream(subscription, to: &writer, lifetime: lifetime, keepAlive: keepAlive)
             try await writer.finish(nil)
         })
     }
@@ -60,7 +60,7 @@ extension SyncResponder {
             subscription.release()
         }
         let longest = min(Duration.milliseconds(Int64(wait * 1000)), configuration.longPollMaxWait)
-        guard let event = await Self.first(subscription.events, after: since, within: longest) else {
+        guard let event = await Self.first(subscription.outputs, after: since, within: longest) else {
             return Response(status: .noContent, headers: [.cacheControl: "no-store"])
         }
         return Response(
@@ -71,29 +71,43 @@ extension SyncResponder {
     /// A live subscription and what holds it (a tenant's lease), released once: when the
     /// response ends, or when it is dropped without its body ever being written (a client
     /// gone before the head was sent), so that a tenant is never held in use for nothing.
+    ///
+    /// The hub hands its events straight to `outputs`, the stream the response writes
+    /// from (keep-alives and the end of the connection's lifetime join it there): no task
+    /// between the hub and the writer, one wake-up per event and subscriber.
     struct Subscription: Sendable {
-        var events: AsyncStream<LiveEvent>
+        var outputs: AsyncStream<Output>
+        var sink: AsyncStream<Output>.Continuation
         var destination: SyncDestination
         private let hold: LeaseHold
 
-        init(events: AsyncStream<LiveEvent>, destination: SyncDestination) {
-            self.events = events
+        init(outputs: AsyncStream<Output>, sink: AsyncStream<Output>.Continuation, destination: SyncDestination) {
+            self.outputs = outputs
+            self.sink = sink
             self.destination = destination
-            hold = LeaseHold(destination.lease)
+            hold = LeaseHold(destination.lease, ending: sink)
         }
 
         func release() { hold.release() }
     }
 
-    /// Releases a tenant's lease once, at the latest when the last reference goes.
+    /// Ends a subscription once, at the latest when the last reference goes: its stream
+    /// finishes, so that the hub forgets the subscriber at once (not only when the last
+    /// reference to the stream goes), and a tenant's lease is released.
     final class LeaseHold: Sendable {
         private let lease: TenantDirectory.Lease?
+        private let sink: AsyncStream<Output>.Continuation
         private let released = Atomic(false)
 
-        init(_ lease: TenantDirectory.Lease?) { self.lease = lease }
+        init(_ lease: TenantDirectory.Lease?, ending sink: AsyncStream<Output>.Continuation) {
+            self.lease = lease
+            self.sink = sink
+        }
 
         func release() {
-            guard let lease, !released.exchange(true, ordering: .relaxed) else { return }
+            guard !released.exchange(true, ordering: .relaxed) else { return }
+            sink.finish()
+            guard let lease else { return }
             Task { await lease.release() }
         }
 
@@ -123,12 +137,19 @@ extension SyncResponder {
         }
         // A device of an older version the server answers gets pages in its version.
         let version = destination.codec.version(fingerprint: fingerprint)
+        let hub = destination.server.live
+        // The hub's bound on what a reader that does not read keeps, and room for a
+        // keep-alive and the end besides.
+        let (outputs, sink) = AsyncStream.makeStream(of: Output.self, bufferingPolicy: .bufferingNewest(max(1, hub.options.buffer) + 2))
         do {
-            let events = try destination.server.live.subscribe(
+            let id = try hub.subscribe(
                 identity: identity, takesPages: fingerprint == destination.codec.schemaFingerprint || version != nil,
                 subscriptions: subscriptions, scopedPages: request.uri.queryParameters["pages"] == "scoped", version: version,
-                compressed: request.uri.queryParameters["encoding"] == "gzip")
-            return .success(Subscription(events: events, destination: destination))
+                compressed: request.uri.queryParameters["encoding"] == "gzip",
+                sink: LiveHub.Sink(yield: { sink.yield(.event($0)) }, finish: { sink.finish() }))
+            // The response ended, or was dropped unwritten: the hub forgets the subscriber.
+            sink.onTermination = { [weak hub] _ in hub?.unsubscribe(id) }
+            return .success(Subscription(outputs: outputs, sink: sink, destination: destination))
         } catch {
             if let lease = destination.lease { await lease.release() }
             return .failure(LiveRefusal(response: errorResponse(HTTPResponse.Status(code: error.status), error.body)))
@@ -137,21 +158,17 @@ extension SyncResponder {
 
     struct LiveRefusal: Error { var response: Response }
 
-    /// What the event stream writes next.
-    private enum Output: Sendable { case event(LiveEvent), keepAlive, end }
+    /// What the event stream writes next; it ends when the stream finishes.
+    enum Output: Sendable { case event(LiveEvent), keepAlive }
 
-    /// Writes `events` as Server-Sent Events, with keep-alives, until `lifetime` passes, the
-    /// events end (the server closed), a graceful shutdown begins or a write fails (the client
-    /// went, or stopped reading past the connection's write timeout).
+    /// Writes a subscription's events as Server-Sent Events, with keep-alives, until
+    /// `lifetime` passes, the events end (the server closed), a graceful shutdown begins or a
+    /// write fails (the client went, or stopped reading past the connection's write timeout).
     static func stream(
-        _ events: AsyncStream<LiveEvent>, to writer: inout any ResponseBodyWriter, lifetime: Duration, keepAlive: Duration
+        _ subscription: Subscription, to writer: inout any ResponseBodyWriter, lifetime: Duration, keepAlive: Duration
     ) async throws {
-        let (outputs, sink) = AsyncStream.makeStream(of: Output.self, bufferingPolicy: .bufferingNewest(64))
+        let (outputs, sink) = (subscription.outputs, subscription.sink)
         try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask {
-                for await event in events { sink.yield(.event(event)) }
-                sink.yield(.end)
-            }
             group.addTask {
                 while true {
                     try await Task.sleep(for: keepAlive)
@@ -160,29 +177,32 @@ extension SyncResponder {
             }
             group.addTask {
                 try await Task.sleep(for: lifetime)
-                sink.yield(.end)
+                // What is buffered still goes out, then the loop below ends.
+                sink.finish()
             }
             defer { group.cancelAll() }
             try await withGracefulShutdownHandler {
-                loop: for await output in outputs {
+                for await output in outputs {
                     switch output {
                     case .event(let event): try await writer.write(ByteBuffer(bytes: event.serverSentEvent))
                     case .keepAlive: try await writer.write(ByteBuffer(bytes: LiveEvent.keepAlive))
-                    case .end: break loop
                     }
                 }
             } onGracefulShutdown: {
-                sink.yield(.end)
+                sink.finish()
             }
         }
     }
 
-    /// The first of `events` past revision `since`, or nil after `longest` or when a graceful
-    /// shutdown begins.
-    static func first(_ events: AsyncStream<LiveEvent>, after since: Int64, within longest: Duration) async -> LiveEvent? {
+    /// The first event of `outputs` past revision `since`, or nil after `longest`, when the
+    /// events end or when a graceful shutdown begins.
+    static func first(_ outputs: AsyncStream<Output>, after since: Int64, within longest: Duration) async -> LiveEvent? {
         await withTaskGroup(of: LiveEvent?.self) { group in
             group.addTask {
-                for await event in events where event.revision > since { return event }
+                for await output in outputs {
+                    guard case .event(let event) = output else { continue }
+                    if event.revision > since { return event }
+                }
                 return nil
             }
             group.addTask {

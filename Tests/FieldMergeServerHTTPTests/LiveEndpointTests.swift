@@ -95,6 +95,8 @@ import Testing
             #expect(page.status == 200)
             let text = String(decoding: page.body, as: UTF8.self)
             #expect(text.hasPrefix("event: changes\nid: 2\ndata: 1\ndata: {") && text.contains("Second"))
+            // Each answered poll, 204 or an event, left the hub: no subscriber stays behind.
+            #expect(try await LiveWait.eventually { server.live.subscribers == 0 })
         }
     }
 

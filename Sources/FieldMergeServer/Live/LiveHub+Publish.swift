@@ -22,24 +22,25 @@ extension LiveHub {
                 $0.steps += 1
             }
             let (revision, updates) = await step(lagging, server: server)
-            let sends = state.withLock { state -> [(AsyncStream<LiveEvent>.Continuation, LiveEvent)] in
+            let sends = state.withLock { state -> [(Sink, LiveEvent)] in
                 state.published = max(state.published, revision)
                 // A revision the storage does not have yet is looked for again only when the
                 // hub is told of a commit (no step after step for nothing).
                 state.target = state.told ? max(state.target, revision) : revision
-                var sends: [(AsyncStream<LiveEvent>.Continuation, LiveEvent)] = []
+                var sends: [(Sink, LiveEvent)] = []
+                sends.reserveCapacity(updates.count)
                 for (id, update) in updates {
-                    guard var subscriber = state.subscribers[id] else { continue }
-                    subscriber.cursor = update.cursor
-                    subscriber.seen = update.seen
-                    if let grants = update.grants { subscriber.grants = grants }
-                    state.subscribers[id] = subscriber
-                    if let event = update.event { sends.append((subscriber.continuation, event)) }
+                    // In place: no copy of the subscriber in and out of the dictionary.
+                    guard let index = state.subscribers.index(forKey: id) else { continue }
+                    state.subscribers.values[index].cursor = update.cursor
+                    state.subscribers.values[index].seen = update.seen
+                    if let grants = update.grants { state.subscribers.values[index].grants = grants }
+                    if let event = update.event { sends.append((state.subscribers.values[index].sink, event)) }
                 }
                 return sends
             }
-            // Outside the lock: a stream's buffer policy drops its oldest event when full.
-            for (continuation, event) in sends { continuation.yield(event) }
+            // Outside the lock: a sink's buffer policy drops its oldest event when full.
+            for (sink, event) in sends { sink.yield(event) }
         }
     }
 

@@ -40,29 +40,71 @@ public final class LiveHub: Sendable {
         public init() {}
     }
 
+    /// Where a subscriber's events go: an `AsyncStream`'s continuation for
+    /// ``subscribe(identity:takesPages:subscriptions:scopedPages:version:compressed:)``, or
+    /// what an endpoint writes from (``subscribe(identity:takesPages:subscriptions:scopedPages:version:compressed:sink:)``).
+    package struct Sink: Sendable {
+        /// Hands on one event; never blocks (a sink that keeps too many drops its oldest).
+        package let yield: @Sendable (LiveEvent) -> Void
+        /// The hub ends the subscription (the server is closing).
+        package let finish: @Sendable () -> Void
+
+        package init(yield: @escaping @Sendable (LiveEvent) -> Void, finish: @escaping @Sendable () -> Void) {
+            self.yield = yield
+            self.finish = finish
+        }
+    }
+
+    /// What a subscriber is, fixed when it subscribes: held by reference, so that a step
+    /// copies one reference per subscriber instead of every field.
+    final class Subscription: Sendable {
+        let identity: SyncIdentity?
+        let sink: Sink
+        /// Whether it takes `changes` events (a device of the server's current schema version,
+        /// or of an older one the server answers).
+        let takesPages: Bool
+        /// The older schema version its device speaks (pages projected to it), or nil.
+        let version: WireVersion?
+        /// Whether its device applies a page of a server with scopes only when the page's
+        /// `scopes` are what it holds (`pages=scoped`, Specs/live.md §3); else it gets pokes.
+        let takesScopedPages: Bool
+        /// Whether its device reads compressed pages (`encoding=gzip`, Specs/live.md §3).
+        let takesCompressed: Bool
+        /// The roots its device subscribes to (servers with scopes, Specs/scopes.md §6).
+        let subscriptions: ScopeHoldings?
+
+        init(
+            identity: SyncIdentity?, sink: Sink, takesPages: Bool, version: WireVersion?, takesScopedPages: Bool, takesCompressed: Bool,
+            subscriptions: ScopeHoldings?
+        ) {
+            self.identity = identity
+            self.sink = sink
+            self.takesPages = takesPages
+            self.version = version
+            self.takesScopedPages = takesScopedPages
+            self.takesCompressed = takesCompressed
+            self.subscriptions = subscriptions
+        }
+    }
+
     /// One subscriber: who it is and where its device stands as far as the hub knows.
     struct Subscriber {
-        var identity: SyncIdentity?
-        var continuation: AsyncStream<LiveEvent>.Continuation
+        let subscription: Subscription
         /// The revision its device was last brought to by an event (`ready`, `changes`, `poke`).
         var cursor: Int64
         /// The revision up to which the hub looked for it: nothing it may read changed in
         /// `cursor ... seen`.
         var seen: Int64
-        /// Whether it takes `changes` events (a device of the server's current schema version,
-        /// or of an older one the server answers).
-        var takesPages: Bool
-        /// The older schema version its device speaks (pages projected to it), or nil.
-        var version: WireVersion? = nil
-        /// Whether its device applies a page of a server with scopes only when the page's
-        /// `scopes` are what it holds (`pages=scoped`, Specs/live.md §3); else it gets pokes.
-        var takesScopedPages = false
-        /// Whether its device reads compressed pages (`encoding=gzip`, Specs/live.md §3).
-        var takesCompressed = false
         /// The roots its identity was granted when the hub last looked (servers with scopes).
         var grants: [RootSet]?
-        /// The roots its device subscribes to (servers with scopes, Specs/scopes.md §6).
-        var subscriptions: ScopeHoldings? = nil
+
+        var identity: SyncIdentity? { subscription.identity }
+        var sink: Sink { subscription.sink }
+        var takesPages: Bool { subscription.takesPages }
+        var version: WireVersion? { subscription.version }
+        var takesScopedPages: Bool { subscription.takesScopedPages }
+        var takesCompressed: Bool { subscription.takesCompressed }
+        var subscriptions: ScopeHoldings? { subscription.subscriptions }
     }
 
     struct State {
@@ -127,8 +169,26 @@ public final class LiveHub: Sendable {
         version: WireVersion? = nil, compressed: Bool = false
     ) throws(ServerError) -> AsyncStream<LiveEvent> {
         let (stream, continuation) = AsyncStream.makeStream(of: LiveEvent.self, bufferingPolicy: .bufferingNewest(max(1, options.buffer)))
+        let id = try subscribe(
+            identity: identity, takesPages: takesPages, subscriptions: subscriptions, scopedPages: scopedPages, version: version,
+            compressed: compressed, sink: Sink(yield: { continuation.yield($0) }, finish: { continuation.finish() }))
+        continuation.onTermination = { [weak self] _ in self?.unsubscribe(id) }
+        return stream
+    }
+
+    /// Subscribes as ``subscribe(identity:takesPages:subscriptions:scopedPages:version:compressed:)``
+    /// does, with the events handed to `sink` as they come (`ready` first, before this
+    /// returns): for an endpoint that writes them from a stream of its own, with no task
+    /// between the hub and it. The sink keeps at most ``Options/buffer`` events its reader
+    /// has not taken. Returns the subscriber's id, for ``unsubscribe(_:)``.
+    package func subscribe(
+        identity: SyncIdentity?, takesPages: Bool = true, subscriptions: ScopeHoldings? = nil, scopedPages: Bool = false,
+        version: WireVersion? = nil, compressed: Bool = false, sink: Sink
+    ) throws(ServerError) -> Int {
         let id = ids.add(1, ordering: .relaxed).newValue
-        continuation.onTermination = { [weak self] _ in self?.remove(id) }
+        let subscription = Subscription(
+            identity: identity, sink: sink, takesPages: takesPages, version: version, takesScopedPages: scopedPages,
+            takesCompressed: compressed, subscriptions: subscriptions)
         let maxSubscribers = options.maxSubscribers
         let scoped = scoped
         try state.withLock { (state: inout State) throws(ServerError) in
@@ -136,14 +196,17 @@ public final class LiveHub: Sendable {
             guard state.subscribers.count < maxSubscribers else {
                 throw ServerError(.unavailable, "the server has \(maxSubscribers) live subscribers, its limit; try again later")
             }
-            state.subscribers[id] = Subscriber(
-                identity: identity, continuation: continuation, cursor: state.published, seen: state.published, takesPages: takesPages,
-                version: version, takesScopedPages: scopedPages, takesCompressed: compressed, subscriptions: subscriptions)
-            continuation.yield(.ready(revision: state.published))
+            state.subscribers[id] = Subscriber(subscription: subscription, cursor: state.published, seen: state.published)
+            sink.yield(.ready(revision: state.published))
         }
         // With scopes, the hub learns the subscriber's grants at once (what it compares later).
         if scoped { wake() }
-        return stream
+        return id
+    }
+
+    /// Ends subscriber `id`'s subscription (its reader went); nothing more goes to its sink.
+    package func unsubscribe(_ id: Int) {
+        _ = state.withLock { $0.subscribers.removeValue(forKey: id) }
     }
 
     /// Ties the hub to the server that owns it (once, as the server is made).
@@ -157,19 +220,15 @@ public final class LiveHub: Sendable {
     /// Whether the hub is reading no step now (tests wait for it).
     package var isIdle: Bool { state.withLock { !$0.publishing } }
 
-    private func remove(_ id: Int) {
-        _ = state.withLock { $0.subscribers.removeValue(forKey: id) }
-    }
-
     /// Ends every subscription (a server shutting down): each stream finishes, and later
     /// subscriptions are refused.
     public func finishAll() {
         let continuations = state.withLock { state in
             state.closed = true
             defer { state.subscribers.removeAll() }
-            return state.subscribers.values.map(\.continuation)
+            return state.subscribers.values.map(\.sink)
         }
-        for continuation in continuations { continuation.finish() }
+        for sink in continuations { sink.finish() }
     }
 
     /// Tells the hub the server's revision moved to `revision` (after a commit here, or one
