@@ -73,8 +73,9 @@ extension SyncResponder {
     /// gone before the head was sent), so that a tenant is never held in use for nothing.
     ///
     /// The hub hands its events straight to `outputs`, the stream the response writes
-    /// from (keep-alives and the end of the connection's lifetime join it there): no task
-    /// between the hub and the writer, one wake-up per event and subscriber.
+    /// from (keep-alives join it there; the connection's lifetime, a graceful shutdown or
+    /// the hub finishes it): no task between the hub and the writer, one wake-up per event
+    /// and subscriber.
     struct Subscription: Sendable {
         var outputs: AsyncStream<Output>
         var sink: AsyncStream<Output>.Continuation
@@ -138,8 +139,8 @@ extension SyncResponder {
         // A device of an older version the server answers gets pages in its version.
         let version = destination.codec.version(fingerprint: fingerprint)
         let hub = destination.server.live
-        // The hub's bound on what a reader that does not read keeps, and room for a
-        // keep-alive and the end besides.
+        // The hub's bound on what a reader that does not read keeps, and room for two
+        // keep-alives besides.
         let (outputs, sink) = AsyncStream.makeStream(of: Output.self, bufferingPolicy: .bufferingNewest(max(1, hub.options.buffer) + 2))
         do {
             let id = try hub.subscribe(
