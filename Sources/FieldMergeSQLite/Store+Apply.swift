@@ -76,13 +76,12 @@ extension Store {
                 try self.remap(remap.entity, temporary: remap.temporary, permanent: remap.permanent)
                 journal { $0.remapped.append(StoreChange.Remap(entity: remap.entity, temporary: remap.temporary, permanent: remap.permanent)) }
             }
-            // One statement: whether anything is pending or deleted here, and whether a rebase
-            // is under way (``isRebasing``).
+            // One statement: whether anything is pending or deleted here; whether a rebase is
+            // under way (``isRebasing``) from the schema SQLite holds in memory.
             let counts = try database.rows(
-                "SELECT (SELECT count(*) FROM \"__fm_outbox\"), (SELECT count(*) FROM \"__fm_tombstones\"), "
-                    + "(SELECT count(*) FROM sqlite_master WHERE \"type\" = 'table' AND \"name\" = '__fm_rebase')").first ?? []
-            let outboxEmpty = counts.first == .integer(0), noTombstones = counts.dropFirst().first == .integer(0)
-            let rebasing = counts.last == .integer(1)
+                "SELECT (SELECT count(*) FROM \"__fm_outbox\"), (SELECT count(*) FROM \"__fm_tombstones\")").first ?? []
+            let outboxEmpty = counts.first == .integer(0), noTombstones = counts.last == .integer(0)
+            let rebasing = try database.hasTable("__fm_rebase")
             var deleted: [(table: EntityTable, id: Int64)] = []
             // Past a few hundred rows the capture triggers (which skip the store's writes
             // anyway) cost more than dropping them and creating them again.

@@ -93,7 +93,7 @@ extension Store {
     /// Whether the file has `__fm_aside` (a store made before it and opened read-only has not).
     private func hasAsideTable() throws(StoreError) -> Bool {
         try sqlite { () throws(SQLiteError) in
-            try database.scalar("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = '__fm_aside'") == .integer(1)
+            try database.hasTable("__fm_aside")
         }
     }
 

@@ -19,9 +19,7 @@ extension Store {
 
     /// Whether a rebase is under way: the sync client began one (the server answered
     /// `resetRequired`) and its download has not completed yet.
-    public var isRebasing: Bool {
-        (try? database.scalar("SELECT count(*) FROM sqlite_master WHERE \"type\" = 'table' AND \"name\" = '__fm_rebase'")) == .integer(1)
-    }
+    public var isRebasing: Bool { (try? database.hasTable("__fm_rebase")) == true }
 
     /// Starts (or starts again) a rebase, in one transaction: notes the records the replica
     /// holds from the server, forgets the request in flight (the server refused it whole)

@@ -135,6 +135,17 @@ public final class Database {
         guard code == SQLITE_OK else { throw SQLiteError.from(db, code: code, sql: sql) }
     }
 
+    /// Whether the main database has a table `name` (its exact name), as the connection's
+    /// schema stands inside its current transaction: a lookup in the schema SQLite holds in
+    /// memory (`sqlite3_table_column_metadata`), where a query of `sqlite_master` reads every
+    /// row of the schema (a store's tables, indexes and triggers, with their SQL). A name
+    /// with a NUL names no table (SQLite would read it only up to the NUL).
+    public func hasTable(_ name: String) throws(SQLiteError) -> Bool {
+        let db = try connection("-- has table")
+        guard !name.utf8.contains(0) else { return false }
+        return sqlite3_table_column_metadata(db, "main", name, nil, nil, nil, nil, nil, nil) == SQLITE_OK
+    }
+
     // MARK: Running SQL
 
     /// Runs one or more SQL statements separated by semicolons, without parameters.

@@ -26,6 +26,25 @@ import Testing
         #expect(try db.scalar("SELECT count(*) FROM v WHERE x IS NULL") == .integer(1))
     }
 
+    @Test func hasTable_followsTheSchemaOfTheCurrentTransaction() throws {
+        let db = try Database()
+        #expect(try db.hasTable("t") == false)
+        try db.execute("CREATE TABLE t(x); CREATE INDEX t_x ON t(x); CREATE VIEW v AS SELECT x FROM t")
+        #expect(try db.hasTable("t"))
+        // Exact names: an index is no table, nor is a prefix, nor a name cut at a NUL.
+        #expect(try db.hasTable("t_x") == false)
+        #expect(try db.hasTable("") == false)
+        #expect(try db.hasTable("t\u{0}") == false)
+        try db.execute("BEGIN; CREATE TABLE \"we'ird \"\"name\"(y); DROP TABLE t")
+        #expect(try db.hasTable("we'ird \"name"))
+        #expect(try db.hasTable("t") == false)
+        try db.execute("ROLLBACK")
+        #expect(try db.hasTable("we'ird \"name") == false)
+        #expect(try db.hasTable("t"))
+        db.close()
+        #expect(throws: SQLiteError.self) { try db.hasTable("t") }
+    }
+
     @Test func nan_isStoredAsNull() throws {
         let db = try Database()
         try db.execute("CREATE TABLE v(x)")
