@@ -6,6 +6,6 @@ INSERT INTO floor_state VALUES ('maxRevision', 0), ('allocated', 0);
 CREATE TABLE floor_records (id BIGSERIAL PRIMARY KEY, name TEXT NOT NULL, revision BIGINT NOT NULL);
 CREATE TABLE floor_log (entity TEXT NOT NULL, id BIGINT NOT NULL, revision BIGINT NOT NULL, PRIMARY KEY (entity, id));
 CREATE INDEX floor_log_revision ON floor_log (revision, entity, id);
-CREATE TABLE floor_inflight (revision BIGINT PRIMARY KEY, pid INT NOT NULL);
+CREATE TABLE floor_inflight (revision BIGINT PRIMARY KEY, pid INT NOT NULL, started TIMESTAMPTZ);
 CREATE TABLE floor_seen (reader INT NOT NULL, revision BIGINT NOT NULL, PRIMARY KEY (reader, revision));
 CREATE TABLE floor_cursors (reader INT PRIMARY KEY, cursor BIGINT NOT NULL);
