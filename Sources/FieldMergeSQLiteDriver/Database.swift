@@ -135,15 +135,25 @@ public final class Database {
         guard code == SQLITE_OK else { throw SQLiteError.from(db, code: code, sql: sql) }
     }
 
-    /// Whether the main database has a table `name` (its exact name), as the connection's
-    /// schema stands inside its current transaction: a lookup in the schema SQLite holds in
-    /// memory (`sqlite3_table_column_metadata`), where a query of `sqlite_master` reads every
-    /// row of the schema (a store's tables, indexes and triggers, with their SQL). A name
-    /// with a NUL names no table (SQLite would read it only up to the NUL).
+    /// Whether the main database has a table `name` (a view is none), matched as SQLite matches
+    /// table names (ASCII letters in either case), as the connection's schema stands inside
+    /// its current transaction: a lookup in the schema SQLite holds in memory
+    /// (`sqlite3_table_column_metadata`), where a query of `sqlite_master` reads every row of
+    /// the schema (a store's tables, indexes and triggers, with their SQL). A name with a NUL
+    /// names no table (SQLite would read it only up to the NUL).
+    ///
+    /// - Throws: ``SQLiteError`` when the schema cannot be read (a closed connection, a
+    ///   locked or damaged file).
     public func hasTable(_ name: String) throws(SQLiteError) -> Bool {
-        let db = try connection("-- has table")
+        let sql = "-- has table"
+        let db = try connection(sql)
         guard !name.utf8.contains(0) else { return false }
-        return sqlite3_table_column_metadata(db, "main", name, nil, nil, nil, nil, nil, nil) == SQLITE_OK
+        let code = sqlite3_table_column_metadata(db, "main", name, nil, nil, nil, nil, nil, nil)
+        switch code {
+        case SQLITE_OK: return true
+        case SQLITE_ERROR: return false  // no such table
+        default: throw SQLiteError.from(db, code: code, sql: sql)
+        }
     }
 
     // MARK: Running SQL

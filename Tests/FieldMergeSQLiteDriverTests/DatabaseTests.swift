@@ -31,7 +31,9 @@ import Testing
         #expect(try db.hasTable("t") == false)
         try db.execute("CREATE TABLE t(x); CREATE INDEX t_x ON t(x); CREATE VIEW v AS SELECT x FROM t")
         #expect(try db.hasTable("t"))
-        // Exact names: an index is no table, nor is a prefix, nor a name cut at a NUL.
+        #expect(try db.hasTable("T"))  // as SQLite matches names
+        #expect(try db.hasTable("v") == false)
+        // A view or an index is no table, nor is a prefix, nor a name cut at a NUL.
         #expect(try db.hasTable("t_x") == false)
         #expect(try db.hasTable("") == false)
         #expect(try db.hasTable("t\u{0}") == false)
