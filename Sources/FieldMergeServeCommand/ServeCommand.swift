@@ -68,6 +68,9 @@ public struct ServeCommand: AsyncParsableCommand {
     @Option(help: "With --postgres: at most how many write requests that queue behind each other are answered in one transaction (group commit, Specs/http.md §8); 1 answers each alone (default 32).")
     var postgresWriteGroup: Int?
 
+    @Option(help: "With --postgres: how the writes of every process on the data set are ordered: locked (one after another, the default) or parallel (each takes its revisions first; transactions run beside each other and commit in any order; Specs/http.md §8, \"Writes in parallel\"). A data set once opened parallel stays so.")
+    var postgresOrder: PostgresWriteOrder?
+
     @Option(help: "strict (a stale change set is a conflict, as in the case study) or merge.")
     var mode: Mode = .strict
 
@@ -118,8 +121,11 @@ public struct ServeCommand: AsyncParsableCommand {
             throw ValidationError("give either --db FILE, --postgres URL or --tenants DIR")
         }
         if postgres == nil, postgresSchema != nil { throw ValidationError("--postgres-schema needs --postgres") }
-        if postgres == nil, postgresPool != nil || postgresStatementTimeout != nil || postgresWriteGroup != nil {
-            throw ValidationError("--postgres-pool, --postgres-statement-timeout and --postgres-write-group need --postgres")
+        if postgres == nil, postgresPool != nil || postgresStatementTimeout != nil || postgresWriteGroup != nil || postgresOrder != nil {
+            throw ValidationError("--postgres-pool, --postgres-statement-timeout, --postgres-write-group and --postgres-order need --postgres")
+        }
+        if postgresOrder == .parallel, tenantOptions.tenants != nil {
+            throw ValidationError("--postgres-order parallel is for one data set, not yet for --tenants")
         }
         if let postgresWriteGroup, !(1...1_000).contains(postgresWriteGroup) {
             throw ValidationError("--postgres-write-group must be within 1...1000")
@@ -255,7 +261,7 @@ public struct ServeCommand: AsyncParsableCommand {
         if let connector {
             let url = connector.url
             do {
-                let storage = try PostgresServerStorage(connector, schema: postgresSchema)
+                let storage = try PostgresServerStorage(connector, schema: postgresSchema, order: postgresOrder ?? .locked)
                 let source = storage.liveSource
                 let server = try await RevisionServer(storage: storage, schema: schema, options: options)
                 return (server, ServePostgres(connector, source: source, server: server), "\(url.description.split(separator: "?")[0]) schema \(postgresSchema ?? url.schema)")
@@ -308,3 +314,5 @@ final class ListeningFlag: Sendable {
     func set() { value.withLock { $0 = true } }
     var isSet: Bool { value.withLock { $0 } }
 }
+
+extension PostgresWriteOrder: ExpressibleByArgument {}

@@ -106,7 +106,7 @@ extension RevisionServer {
                 return (answered.response, answered.replayed, (answered.before, answered.after))
             }
             missingAttachments = write.missing
-            let (response, replayed) = try await storage.write { () async throws -> (SyncResponse, replayed: Bool) in
+            let (response, replayed) = try await storage.write(reserving: reservation(for: [request])) { () async throws -> (SyncResponse, replayed: Bool) in
                 try await writeAnswer(write)
             }
             return (response, replayed, nil)
@@ -135,7 +135,7 @@ extension RevisionServer {
     /// next when it is not a retry: the page after the device's revision, when the data set
     /// has anything after it and the server has no scopes (whose catch-up reads otherwise).
     private func storedReply(_ client: String, _ id: String, of request: SyncRequest) async throws -> StoredReplyRow? {
-        let latest = try await storage.state().maxRevision
+        let latest = try await storage.state().readable
         guard scopePlan == nil, request.maxRevision < latest else { return try await storage.reply(client: client, request: id) }
         let window = CatchUpWindow(after: request.maxRevision, limit: max(1, request.limit ?? options.defaultPageLimit), latest: latest)
         return try await storage.reply(client: client, request: id, before: window)
@@ -169,11 +169,14 @@ extension RevisionServer {
         // (A read leaves the clock alone: it may run beside a write, whose clock it is.)
         if !request.changeSets.isEmpty { clock = HybridClock(replica: replica, last: state.clock, maxDrift: options.maxDrift, wall: wall) }
         var revision = state.maxRevision
+        // Below what may still be in flight (a storage whose writes commit in any order), the
+        // catch-up stops there, and so does the revision the answer gives the device.
+        let readable = state.readable
         let limit = max(1, request.limit ?? options.defaultPageLimit)
         let probe = options.probe
         let view = try await scopeView(request, identity: identity)
         let page = try await probe.measure(.catchUp) {
-            try await catchUp(after: request.maxRevision, through: revision, limit: limit, view: view)
+            try await catchUp(after: request.maxRevision, through: readable, limit: limit, view: view)
         }
         var answers: [ChangeSet] = []
         var idMap: [String: [Int64: Int64]] = [:]
@@ -186,7 +189,8 @@ extension RevisionServer {
             }
         }
         let response = SyncResponse(
-            maxRevision: page.hasMore ? page.end : revision, changeSets: (page.changeSet.map { [$0] } ?? []) + answers,
+            maxRevision: page.hasMore ? page.end : readable < state.maxRevision ? readable : revision,
+            changeSets: (page.changeSet.map { [$0] } ?? []) + answers,
             hasMore: page.hasMore, scopes: holding.flatMap(holdings), deniedSubscriptions: view?.denied,
             horizon: state.horizon > 0 ? state.horizon : nil)
         if revision != state.maxRevision {
@@ -197,7 +201,7 @@ extension RevisionServer {
                     // Only the answers are kept (bounded by what the client sent); a replay
                     // reads the catch-up part again, up to where this one ended.
                     let reply = StoredReply(
-                        pageEnd: page.hasMore ? page.end : state.maxRevision,
+                        pageEnd: page.hasMore ? page.end : readable,
                         answers: SyncResponse(maxRevision: response.maxRevision, changeSets: answers, hasMore: page.hasMore))
                     try await keep(reply, key: replyKey, owner: owner, digest: RequestDigest(sent).value, id: id)
                 }

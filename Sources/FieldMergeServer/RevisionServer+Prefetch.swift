@@ -53,9 +53,9 @@ extension RevisionServer {
         }
         for position in named.keys.sorted() {
             let (entity, ids, recreated) = named[position]!
-            if !ids.isEmpty { attempt.known.learn(position, ids: ids, rows: try await storage.rows(entity, ids: ids)) }
+            if !ids.isEmpty { attempt.known.learn(position, ids: ids, rows: try await storage.rowsToChange(entity, ids: ids)) }
             if !recreated.isEmpty {
-                attempt.known.learn(position, ids: recreated, deletions: try await storage.deletions(entity, ids: recreated))
+                attempt.known.learn(position, ids: recreated, deletions: try await storage.deletionsToChange(entity, ids: recreated))
             }
         }
     }
@@ -63,13 +63,13 @@ extension RevisionServer {
     /// The alive record `id` of `entity`: as the change set read it before, or from the storage.
     func row(_ entity: ServerEntity, id: Int64, _ attempt: ChangeSetAttempt) async throws -> ServerRow? {
         if let known = attempt.known.row(entity.position, id) { return known }
-        return try await storage.row(entity, id: id)
+        return try await storage.rowsToChange(entity, ids: [id])[id]
     }
 
     /// The tombstone of record `id` of `entity`: as the change set read it before, or from the storage.
     func deletion(_ entity: ServerEntity, id: Int64, _ attempt: ChangeSetAttempt) async throws -> Deletion? {
         if let known = attempt.known.deletion(entity.position, id) { return known }
-        return try await storage.deletion(entity, id: id)
+        return try await storage.deletionsToChange(entity, ids: [id])[id]
     }
 
     /// Writes `row` and forgets what the change set read of it.

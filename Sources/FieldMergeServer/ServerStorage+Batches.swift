@@ -4,6 +4,14 @@ import FieldMerge
 /// storage that implements only those still works. Storages that talk to a database over the
 /// network answer each in one query.
 extension ServerStorage {
+    public nonisolated(nonsending) func rowsToChange(_ entity: ServerEntity, ids: [Int64]) async throws -> [Int64: ServerRow] {
+        try await rows(entity, ids: ids)
+    }
+
+    public nonisolated(nonsending) func deletionsToChange(_ entity: ServerEntity, ids: [Int64]) async throws -> [Int64: Deletion] {
+        try await deletions(entity, ids: ids)
+    }
+
     public nonisolated(nonsending) func rows(_ entity: ServerEntity, ids: [Int64]) async throws -> [Int64: ServerRow] {
         var rows: [Int64: ServerRow] = [:]
         for id in ids where rows[id] == nil {

@@ -36,6 +36,10 @@ public protocol ServerStorage: AnyObject {
     /// it throws. Write transactions of all servers on one data set run one after another,
     /// so revisions commit in the order of their numbers.
     nonisolated(nonsending) func write<T>(_ body: nonisolated(nonsending) () async throws -> T) async throws -> T
+    /// ``write(_:)``, told before it begins what the body may take: a storage that orders
+    /// writes without one lock takes the revisions and ids first (Specs/http.md §8,
+    /// "Writes in parallel"). By default ``write(_:)``.
+    nonisolated(nonsending) func write<T>(reserving: WriteReservation, _ body: nonisolated(nonsending) () async throws -> T) async throws -> T
 
     /// Runs `body` as one read-only transaction that sees one committed state.
     nonisolated(nonsending) func read<T>(_ body: nonisolated(nonsending) () async throws -> T) async throws -> T
@@ -98,6 +102,13 @@ public protocol ServerStorage: AnyObject {
     nonisolated(nonsending) func rows(_ entity: ServerEntity, ids: [Int64]) async throws -> [Int64: ServerRow]
     /// The tombstones of `entity` among `ids`, by id: ``deletion(_:id:)`` for each.
     nonisolated(nonsending) func deletions(_ entity: ServerEntity, ids: [Int64]) async throws -> [Int64: Deletion]
+    /// ``rows(_:ids:)`` for records the write transaction may change (what a change set
+    /// updates, deletes or re-creates, and what its cascades reach): a storage whose writes run
+    /// beside each other locks them to the transaction's end. By default ``rows(_:ids:)``.
+    nonisolated(nonsending) func rowsToChange(_ entity: ServerEntity, ids: [Int64]) async throws -> [Int64: ServerRow]
+    /// ``deletions(_:ids:)`` for records the write transaction may re-create, locked as
+    /// ``rowsToChange(_:ids:)`` locks. By default ``deletions(_:ids:)``.
+    nonisolated(nonsending) func deletionsToChange(_ entity: ServerEntity, ids: [Int64]) async throws -> [Int64: Deletion]
     /// Of `ids`, those `entity` has alive: ``exists(_:id:)`` for each.
     nonisolated(nonsending) func existing(_ entity: ServerEntity, ids: [Int64]) async throws -> Set<Int64>
     /// The revisions at which the log holds the records `ids` of `entity`, by id:
@@ -142,6 +153,28 @@ public protocol ServerStorage: AnyObject {
 
 extension ServerStorage {
     public nonisolated(nonsending) func close() async {}
+
+    public nonisolated(nonsending) func write<T>(reserving: WriteReservation, _ body: nonisolated(nonsending) () async throws -> T) async throws -> T {
+        try await write(body)
+    }
+}
+
+/// What a write transaction may take (``ServerStorage/write(reserving:_:)``): at most one
+/// revision per change set, the ids of its creates, and the clock of the server that runs it.
+public struct WriteReservation: Sendable, Equatable {
+    /// The most revisions the transaction may give: one per change set.
+    public var revisions: Int
+    /// The most new ids it may give, by entity position: one per temporary id created.
+    public var ids: [Int: Int]
+    /// The server's clock before the transaction (its last stamp): a storage that keeps the
+    /// clock without a lock moves the stored one to at least this.
+    public var clock: UInt64
+
+    public init(revisions: Int, ids: [Int: Int], clock: UInt64) {
+        self.revisions = revisions
+        self.ids = ids
+        self.clock = clock
+    }
 }
 
 /// The server's revision, the last value of its clock, and its compaction horizon.
@@ -154,11 +187,19 @@ public struct ServerState: Sendable, Equatable {
     /// compaction raises it (``CompactingServerStorage``); ``ServerStorage/saveState(_:)``
     /// leaves it as it is.
     public var horizon: Int64
-    public init(maxRevision: Int64, clock: UInt64, horizon: Int64 = 0) {
+    /// Where a catch-up must stop, when that is below ``maxRevision``: on a storage whose
+    /// writes commit in any order (Specs/http.md §8, "Writes in parallel"), every revision up
+    /// to it has committed (or is the transaction's own) and one above it may still be in
+    /// flight. Nil: every revision up to ``maxRevision`` may be read.
+    public var visible: Int64?
+    public init(maxRevision: Int64, clock: UInt64, horizon: Int64 = 0, visible: Int64? = nil) {
         self.maxRevision = maxRevision
         self.clock = clock
         self.horizon = horizon
+        self.visible = visible
     }
+    /// The last revision a catch-up may read.
+    public var readable: Int64 { visible.map { min($0, maxRevision) } ?? maxRevision }
 }
 
 /// A deleted record: its id, the revision that deleted it and the deleter's stamp.

@@ -15,6 +15,7 @@ extension PostgresServerStorage {
     public var liveSource: PostgresLiveSource {
         PostgresLiveSource(
             connector: connector, channel: liveChannel,
-            revisionQuery: "SELECT \"value\" FROM \(named("__fm_server")) WHERE \"key\" = 'maxRevision'")
+            revisionQuery: order == .parallel
+                ? "SELECT \(watermarkQuery)" : "SELECT \"value\" FROM \(named("__fm_server")) WHERE \"key\" = 'maxRevision'")
     }
 }

@@ -6,24 +6,45 @@ import PostgresNIO
 /// bound `bigint[]` (`= ANY($n)`).
 extension PostgresServerStorage {
     public nonisolated(nonsending) func rows(_ entity: ServerEntity, ids: [Int64]) async throws -> [Int64: ServerRow] {
+        try await rows(entity, ids: ids, lock: "")
+    }
+
+    /// With writes in parallel, the rows are locked (in id order, so that two writes lock
+    /// them in one order) and must not have been written by a later revision
+    /// (``checkNotWrittenAfter(_:)``).
+    public nonisolated(nonsending) func rowsToChange(_ entity: ServerEntity, ids: [Int64]) async throws -> [Int64: ServerRow] {
+        try await rows(entity, ids: ids, lock: locksRows ? " ORDER BY \"id\" FOR UPDATE" : "")
+    }
+
+    public nonisolated(nonsending) func deletionsToChange(_ entity: ServerEntity, ids: [Int64]) async throws -> [Int64: Deletion] {
+        try await deletions(entity, ids: ids, lock: locksRows ? " ORDER BY \"id\" FOR UPDATE" : "")
+    }
+
+    private nonisolated(nonsending) func rows(_ entity: ServerEntity, ids: [Int64], lock: String) async throws -> [Int64: ServerRow] {
         guard !ids.isEmpty else { return [:] }
         let table = table(entity)
         var rows: [Int64: ServerRow] = [:]
-        for row in try await run(table.selectAny, Self.binds(ids: ids)) {
+        for row in try await run(table.selectAny + lock, Self.binds(ids: ids)) {
             let decoded = try Self.decodeRow(row, table, fieldRevisions: true)
+            if !lock.isEmpty { try checkNotWrittenAfter(decoded.revision) }
             rows[decoded.record.id] = decoded
         }
         return rows
     }
 
     public nonisolated(nonsending) func deletions(_ entity: ServerEntity, ids: [Int64]) async throws -> [Int64: Deletion] {
+        try await deletions(entity, ids: ids, lock: "")
+    }
+
+    private nonisolated(nonsending) func deletions(_ entity: ServerEntity, ids: [Int64], lock: String) async throws -> [Int64: Deletion] {
         guard !ids.isEmpty else { return [:] }
         var deletions: [Int64: Deletion] = [:]
         for row in try await run(
-            "SELECT \"id\", \"revision\", \"stamp\", \"root\" FROM \(named("__fm_deleted")) WHERE \"entity\" = $1 AND \"id\" = ANY($2)",
+            "SELECT \"id\", \"revision\", \"stamp\", \"root\" FROM \(named("__fm_deleted")) WHERE \"entity\" = $1 AND \"id\" = ANY($2)" + lock,
             Self.binds(entity.name, ids: ids))
         {
             let deletion = try Self.decodeDeletion(row, entity: entity)
+            if !lock.isEmpty { try checkNotWrittenAfter(deletion.revision) }
             deletions[deletion.id] = deletion
         }
         return deletions
@@ -31,7 +52,8 @@ extension PostgresServerStorage {
 
     public nonisolated(nonsending) func existing(_ entity: ServerEntity, ids: [Int64]) async throws -> Set<Int64> {
         guard !ids.isEmpty else { return [] }
-        return Set(try await run(table(entity).existsAny, Self.binds(ids: ids)).map { try $0.decode(Int64.self) })
+        let lock = locksRows ? " ORDER BY \"id\" FOR KEY SHARE" : ""
+        return Set(try await run(table(entity).existsAny + lock, Self.binds(ids: ids)).map { try $0.decode(Int64.self) })
     }
 
     public nonisolated(nonsending) func loggedRevisions(_ entity: ServerEntity, ids: [Int64]) async throws -> [Int64: Int64] {
@@ -61,6 +83,7 @@ extension PostgresServerStorage {
     /// written back before the commit, so ids cost no round trip after the first.
     public nonisolated(nonsending) func nextIDs(_ entity: ServerEntity, count: Int) async throws -> [Int64] {
         guard count > 0 else { return [] }
+        if locksRows { return try await reservedIDs(entity, count: count) }
         guard lockedState != nil else { throw ServerError(.storage, "PostgreSQL: ids are given out in a write transaction only") }
         if idCounters[entity.position] == nil {
             // Sent past what is held and past a savepoint not sent yet: a read that changes

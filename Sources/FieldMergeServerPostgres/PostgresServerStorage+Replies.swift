@@ -32,6 +32,7 @@ extension PostgresServerStorage {
     }
 
     public nonisolated(nonsending) func reply(client: String, request: String) async throws -> StoredReplyRow? {
+        try await lockReplies(of: client)
         let rows = try await run(
             "SELECT \"response\", \"digest\" FROM \(named("__fm_replies")) WHERE \"client\" = $1 AND \"request\" = $2",
             Self.binds(try Self.storable(client), try Self.storable(request)), prepared: true)
@@ -44,6 +45,7 @@ extension PostgresServerStorage {
     /// (a reply found) does not use the bounds; otherwise ``logBounds(after:limit:latest:)``
     /// answers them for that window, unless something was written in between.
     public nonisolated(nonsending) func reply(client: String, request: String, before catchUp: CatchUpWindow) async throws -> StoredReplyRow? {
+        try await lockReplies(of: client)
         var binds = Self.binds(catchUp.after, Int64(catchUp.limit - 1), Int64(catchUp.limit), catchUp.latest)
         binds.append(try Self.storable(client))
         binds.append(try Self.storable(request))

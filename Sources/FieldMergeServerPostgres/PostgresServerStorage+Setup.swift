@@ -37,6 +37,7 @@ extension PostgresServerStorage {
             try await prepareMarks()
             try await checkSchema(schema)
             try await prepareEntityRoots()
+            try await prepareParallelWrites()
         }
     }
 

@@ -39,6 +39,8 @@ public final class PostgresServerStorage: ServerStorage {
     public var executor: (any ServerExecutor)? { connector.executor }
 
     let connector: PostgresConnector
+    /// How the writes of every server on the data set are ordered (``PostgresWriteOrder``).
+    public let order: PostgresWriteOrder
     /// The quoted PostgreSQL schema.
     let schema: String
     let schemaName: String
@@ -97,19 +99,25 @@ public final class PostgresServerStorage: ServerStorage {
     }
     /// How many statements (round trips) the storage has sent: what tests count per request.
     package private(set) var statementCount = 0
+    /// With writes in parallel: how long a revision may stay in flight before a write asks
+    /// whether the backend that took it is still there (a server killed mid-write leaves its
+    /// revisions in flight, holding every catch-up below them until then). 5 s; a write that
+    /// takes longer is left alone as long as its backend lives.
+    public var reapAfter: Duration = .seconds(5)
     /// How many write transactions ran again after a serialization failure or deadlock.
-    package private(set) var retriedTransactions = 0
+    package internal(set) var retriedTransactions = 0
 
     /// A storage in the PostgreSQL schema `schema` (the URL's when nil) of `connector`'s database.
     ///
     /// - Throws: `ServerError/Code/storage` when `schema` is not a plain
     ///   name (``PostgresIdentifier/isPlainName(_:)``).
-    public init(_ connector: PostgresConnector, schema: String? = nil) throws(ServerError) {
+    public init(_ connector: PostgresConnector, schema: String? = nil, order: PostgresWriteOrder = .locked) throws(ServerError) {
         let name = schema ?? connector.url.schema
         guard PostgresIdentifier.isPlainName(name) else {
             throw ServerError(.storage, "the PostgreSQL schema name \(name.debugDescription) is not a plain name (\(PostgresIdentifier.plainNameRule))")
         }
         self.connector = connector
+        self.order = order
         schemaName = name
         liveChannel = PostgresLiveChannel.name(forSchema: name)
         self.schema = "\"\(name)\""
@@ -124,6 +132,7 @@ public final class PostgresServerStorage: ServerStorage {
     /// included, after a short random wait, up to ``maxAttempts`` times in all; only then
     /// does the error reach the caller, as a storage error the client retries.
     public nonisolated(nonsending) func write<T>(_ body: nonisolated(nonsending) () async throws -> T) async throws -> T {
+        guard order == .locked else { throw Self.unreservedWrite }
         var attempt = 1
         while true {
             do {
@@ -159,6 +168,14 @@ public final class PostgresServerStorage: ServerStorage {
         return state == "40001" || state == "40P01"
     }
 
+    /// Whether `error` is a reference that a write running beside this one broke (23503: a
+    /// record created under a parent another write deleted meanwhile): with writes in
+    /// parallel, the write runs again and now sees the parent gone.
+    static func isBrokenReference(_ error: any Error) -> Bool {
+        guard let error = ((error as? ServerError)?.cause ?? error) as? PSQLError else { return false }
+        return error.serverInfo?[.sqlState] == "23503"
+    }
+
     public nonisolated(nonsending) func read<T>(_ body: nonisolated(nonsending) () async throws -> T) async throws -> T {
         try await transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", body)
     }
@@ -166,7 +183,14 @@ public final class PostgresServerStorage: ServerStorage {
     /// Runs `body` in a transaction begun by `begin` on a leased connection. What `body`
     /// throws comes out as it is (a conflict, a bad request); failures of the database or
     /// the pool come out as `ServerError/Code/storage`.
-    nonisolated(nonsending) func transaction<T>(_ begin: String, _ body: nonisolated(nonsending) () async throws -> T) async throws -> T {
+    ///
+    /// `prologue` runs on the leased connection before `BEGIN` (statements of their own); when
+    /// the transaction then fails, `undo` runs after the rollback, on the same connection if
+    /// it is still open.
+    nonisolated(nonsending) func transaction<T>(
+        _ begin: String, prologue: (nonisolated(nonsending) () async throws -> Void)? = nil,
+        undo: (nonisolated(nonsending) () async throws -> Void)? = nil, _ body: nonisolated(nonsending) () async throws -> T
+    ) async throws -> T {
         let key = ObjectIdentifier(self)
         precondition(PostgresTransactions.current[key] == nil, "a PostgresServerStorage runs one transaction at a time in a task")
         let session = PostgresTransaction()
@@ -179,16 +203,19 @@ public final class PostgresServerStorage: ServerStorage {
                 try await withTaskExecutorPreference(connector.taskExecutor) { () async throws -> T in
                     try await connector.client.withConnection { (leased: PostgresConnection) async throws -> T in
                         session.connection = leased
-                        try await run(begin)
                         let result: T
                         do {
+                            if let prologue { try await prologue() }
+                            try await run(begin)
                             result = try await body()
                         } catch {
                             try await rollBack(leased, after: error)
+                            if let undo, !leased.isClosed { try? await undo() }
                             throw FromBody(error: error)
                         }
                         do { try await run("COMMIT") } catch {
                             try await rollBack(leased, after: error)
+                            if let undo, !leased.isClosed { try? await undo() }
                             throw error
                         }
                         return result
@@ -236,7 +263,7 @@ public final class PostgresServerStorage: ServerStorage {
         session.savepoints += 1
         let name = "\"fm_change_set_\(session.savepoints)\""
         defer { session.savepoints -= 1 }
-        let counters = idCounters
+        let counters = (idCounters, session.idPool)
         let states = (session.lockedState, session.heldState)
         let level = openSavepoints.count
         openSavepoints.append((name, pending?.rows.count ?? 0, false))
@@ -252,7 +279,7 @@ public final class PostgresServerStorage: ServerStorage {
         } catch {
             let (held, sent) = (openSavepoints[level].held, openSavepoints[level].sent)
             openSavepoints.removeSubrange(level...)
-            idCounters = counters
+            (idCounters, session.idPool) = counters
             (session.lockedState, session.heldState) = states
             if sent {
                 pending = nil  // written after the savepoint was sent: rolled back unsent
@@ -329,13 +356,16 @@ public final class PostgresServerStorage: ServerStorage {
 
     public nonisolated(nonsending) func state() async throws -> ServerState {
         if let lockedState { return lockedState }
-        return try state(from: try await run("SELECT \"key\", \"value\" FROM \(named("__fm_server"))"))
+        // With writes in parallel, a read's revision is the watermark: below every revision
+        // still in flight, read in the transaction's one snapshot with the rest.
+        let watermark = order == .parallel ? " UNION ALL SELECT 'watermark', \(watermarkQuery)" : ""
+        return try state(from: try await run("SELECT \"key\", \"value\" FROM \(named("__fm_server"))" + watermark, prepared: true))
     }
 
     /// The state in the rows of `__fm_server`; refuses a data set another server process
     /// migrated since this one opened it.
     func state(from rows: [PostgresRow]) throws -> ServerState {
-        var revision: Int64?, clock: Int64?, version: Int64 = 1, horizon: Int64 = 0
+        var revision: Int64?, clock: Int64?, version: Int64 = 1, horizon: Int64 = 0, watermark: Int64?, parallel = false
         for row in rows {
             let (key, value) = try row.decode((String, Int64).self)
             switch key {
@@ -343,17 +373,20 @@ public final class PostgresServerStorage: ServerStorage {
             case "clock": clock = value
             case "schemaVersion": version = value
             case "horizon": horizon = value
+            case "watermark": watermark = value
+            case Self.writeOrderKey: parallel = value == 1
             default: break
             }
         }
         guard let revision, let clock else { throw ServerError(.corrupt, "the server's state (\(named("__fm_server"))) is damaged") }
+        if parallel && order == .locked { throw Self.orderMismatch(schemaName) }
         if let openedVersion, version != openedVersion {
             throw ServerError(
                 .schemaMismatch,
                 "the data set in PostgreSQL schema \(schemaName) moved to schema version \(version) after this server opened it "
                     + "with version \(openedVersion): restart this server with the new schema")
         }
-        return ServerState(maxRevision: revision, clock: UInt64(bitPattern: clock), horizon: horizon)
+        return ServerState(maxRevision: watermark.map { min($0, revision) } ?? revision, clock: UInt64(bitPattern: clock), horizon: horizon)
     }
 
     /// Saves the state. In a write transaction the state is held and written once before the
@@ -361,6 +394,7 @@ public final class PostgresServerStorage: ServerStorage {
     /// `RevisionServer.Options.writeGroup`); ``state()`` answers it meanwhile, and a
     /// savepoint rolled back restores what was held before it.
     public nonisolated(nonsending) func saveState(_ state: ServerState) async throws {
+        if let reserved = session.reserved { return try holdState(state, reserved: reserved) }
         guard lockedState != nil else { return try await writeState(state) }
         session.heldState = state
         lockedState = state

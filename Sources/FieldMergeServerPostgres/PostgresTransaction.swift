@@ -27,7 +27,12 @@ final class PostgresTransaction: @unchecked Sendable {
     /// The state ``PostgresServerStorage/saveState(_:)`` saved last, written once before the
     /// commit (the requests of a group each save theirs).
     var heldState: ServerState?
-
+    /// With writes in parallel (``PostgresWriteOrder/parallel``): the revisions this write
+    /// took before it began, `base + 1 ... base + count`, registered as in flight.
+    var reserved: (base: Int64, count: Int64)?
+    /// With writes in parallel: the ids taken before the write began, by entity position,
+    /// the next to give and the end of the block (exclusive).
+    var idPool: [Int: (next: Int64, end: Int64)] = [:]
 }
 
 /// The transactions in progress in the current task, by storage.

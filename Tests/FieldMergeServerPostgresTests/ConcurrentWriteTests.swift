@@ -29,10 +29,12 @@ struct ConcurrentWriteTests {
         var base: Int64?
     }
 
-    @Test func overlappingWritersOnTwoServers_withReadersCatchingUp_loseNothingSkipNothingAndReplayExactly() async throws {
+    @Test(arguments: PostgresWriteOrder.allCases)
+    func overlappingWritersOnTwoServers_withReadersCatchingUp_loseNothingSkipNothingAndReplayExactly(order: PostgresWriteOrder) async throws {
         try await PostgresTestDatabase.with { database in
             let servers = [
-                try await database.server(schema, replica: ReplicaID(0x5E_5E)), try await database.server(schema, replica: ReplicaID(0x5E_5F)),
+                try await database.server(schema, replica: ReplicaID(0x5E_5E), order: order),
+                try await database.server(schema, replica: ReplicaID(0x5E_5F), order: order),
             ]
             let hot = 4
             let seeded = try await servers[0].handle(SyncRequest(maxRevision: 0, changeSets: [RoundTripCountTests.lists(hot)]))

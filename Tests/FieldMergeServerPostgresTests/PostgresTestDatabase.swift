@@ -54,14 +54,16 @@ final class PostgresTestDatabase {
     func server(
         _ schema: Schema, mode: RevisionServer.Mode = .strict, wall: any WallClock = ManualWallClock(milliseconds: 1_000_000),
         replica: ReplicaID = ReplicaID(0x5E_5E), scopes: ScopeRules? = nil, options base: RevisionServer.Options = RevisionServer.Options(),
-        statementTimeout: Duration? = nil
+        statementTimeout: Duration? = nil, order: PostgresWriteOrder = .locked, reapAfter: Duration = .seconds(5)
     ) async throws -> RevisionServer {
         let connector = PostgresConnector(url, statementTimeout: statementTimeout, applicationName: url.schema)
         connectors.append(connector)
         var options = base
         options.mode = mode
         options.scopes = scopes
-        return try await RevisionServer(storage: try PostgresServerStorage(connector), schema: schema, options: options, replica: replica, wall: wall)
+        let storage = try PostgresServerStorage(connector, order: order)
+        storage.reapAfter = reapAfter
+        return try await RevisionServer(storage: storage, schema: schema, options: options, replica: replica, wall: wall)
     }
 
     /// A connector with a pool of its own on the test schema, shut down with the database.
