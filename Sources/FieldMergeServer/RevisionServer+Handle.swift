@@ -106,7 +106,7 @@ extension RevisionServer {
                 return (answered.response, answered.replayed, (answered.before, answered.after))
             }
             missingAttachments = write.missing
-            let (response, replayed) = try await storage.write(reserving: reservation(for: [request])) { () async throws -> (SyncResponse, replayed: Bool) in
+            let (response, replayed) = try await storage.write(reserving: reservation(for: [write])) { () async throws -> (SyncResponse, replayed: Bool) in
                 try await writeAnswer(write)
             }
             return (response, replayed, nil)

@@ -82,7 +82,7 @@ extension RevisionServer {
         if group.count > 1 {
             let start = maxRevision
             do {
-                let answers = try await storage.write(reserving: reservation(for: group.map(\.request))) { () async throws -> [Result<GroupedAnswer, ServerError>] in
+                let answers = try await storage.write(reserving: reservation(for: group)) { () async throws -> [Result<GroupedAnswer, ServerError>] in
                     // (A storage may run the body again after a deadlock: from the start.)
                     maxRevision = start
                     var answers: [Result<GroupedAnswer, ServerError>] = []
@@ -101,7 +101,7 @@ extension RevisionServer {
         for write in group {
             let start = maxRevision
             do {
-                answers.append(.success(try await storage.write(reserving: reservation(for: [write.request])) { () async throws -> GroupedAnswer in
+                answers.append(.success(try await storage.write(reserving: reservation(for: [write])) { () async throws -> GroupedAnswer in
                     maxRevision = start
                     return try await answerInTransaction(write)
                 }))

@@ -169,6 +169,9 @@ public struct WriteReservation: Sendable, Equatable {
     /// The server's clock before the transaction (its last stamp): a storage that keeps the
     /// clock without a lock moves the stored one to at least this.
     public var clock: UInt64
+    /// The clients whose stored replies the transaction looks up (the keys given to
+    /// ``ServerStorage/reply(client:request:)``), for a storage that locks them up front.
+    public var replyKeys: [String] = []
 
     public init(revisions: Int, ids: [Int: Int], clock: UInt64) {
         self.revisions = revisions

@@ -69,7 +69,7 @@ extension PostgresServerStorage {
                 return try await transaction(
                     "BEGIN ISOLATION LEVEL READ COMMITTED", prologue: { try await self.reserve(reservation) }, undo: { try await self.release() }
                 ) {
-                    try await readWatermark()
+                    try await readWatermark(lockingRepliesOf: reservation.replyKeys)
                     let result = try await body()
                     try await finishReserved()
                     return result
@@ -132,15 +132,22 @@ extension PostgresServerStorage {
         session.lockedState = ServerState(maxRevision: base, clock: UInt64(bitPattern: clock), horizon: horizon)
     }
 
-    /// The transaction's first statement: where its catch-ups must stop. Every revision up to
-    /// the watermark has committed (or rolled back) before this statement began, so every
-    /// later statement of the transaction sees them; when it is below the write's own first
-    /// revision, other writes below it are still in flight.
-    private nonisolated(nonsending) func readWatermark() async throws {
+    /// The transaction's first statement: where its catch-ups must stop, and the locks on the
+    /// stored replies of `clients` (``lockReplies(of:)``), in the order of their keys so that two
+    /// writes never wait for each other's. Every revision up to the watermark has committed (or
+    /// rolled back) before this statement began, so every later statement of the transaction
+    /// sees them; when it is below the write's own first revision, other writes below it are
+    /// still in flight. (A wait for a lock leaves the watermark older, which is only lower.)
+    private nonisolated(nonsending) func readWatermark(lockingRepliesOf clients: [String]) async throws {
         guard let reserved = session.reserved, var state = session.lockedState else { return }
-        guard let watermark = try await scalar("SELECT \(watermarkQuery)", prepared: true, as: Int64.self) else {
+        let keys = Array(Set(clients.map(replyLockKey))).sorted()
+        guard let row = try await run(
+            "SELECT \(watermarkQuery), (SELECT count(pg_advisory_xact_lock(hashtextextended(k, 0))) FROM (SELECT unnest($1::TEXT[]) AS k ORDER BY 1) s)",
+            Self.binds(keys), prepared: true
+        ).first, let watermark = try row.decode((Int64?, Int64).self).0 else {
             throw ServerError(.corrupt, "the watermark of \(named("__fm_inflight")) could not be read")
         }
+        session.lockedReplies = Set(keys)
         state.visible = watermark < reserved.base ? watermark : nil
         session.lockedState = state
     }
@@ -221,7 +228,12 @@ extension PostgresServerStorage {
     /// replies to the transaction's end, so that a retry reaching another server at the same
     /// time waits, and its lookup (a later statement) sees the reply this one stores.
     nonisolated(nonsending) func lockReplies(of client: String) async throws {
-        guard locksRows else { return }
-        try await run("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", Self.binds("fieldmerge-reply:" + schemaName + ":" + client), prepared: true)
+        let key = replyLockKey(client)
+        guard locksRows, !session.lockedReplies.contains(key) else { return }
+        try await run("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", Self.binds(key), prepared: true)
+        session.lockedReplies.insert(key)
     }
+
+    /// The text whose hash names the lock on `client`'s stored replies in this data set.
+    func replyLockKey(_ client: String) -> String { "fieldmerge-reply:" + schemaName + ":" + client }
 }

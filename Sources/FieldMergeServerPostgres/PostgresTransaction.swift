@@ -33,6 +33,8 @@ final class PostgresTransaction: @unchecked Sendable {
     /// With writes in parallel: the ids taken before the write began, by entity position,
     /// the next to give and the end of the block (exclusive).
     var idPool: [Int: (next: Int64, end: Int64)] = [:]
+    /// With writes in parallel: the keys of the reply locks this transaction holds.
+    var lockedReplies: Set<String> = []
 }
 
 /// The transactions in progress in the current task, by storage.

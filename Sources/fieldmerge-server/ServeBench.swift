@@ -22,7 +22,8 @@ struct ServeBench: AsyncParsableCommand {
     @Option(help: "Concurrent clients.") var clients = 32
     @Option(help: "Seconds of load per setup.") var seconds = 10.0
     @Option(help: "PostgreSQL URL for the postgres setups (default: $FIELDMERGE_POSTGRES_URL).") var postgres: String?
-    @Option(help: "Setups, comma separated: sqlite, postgres, postgres2 (default: all that can run).") var setups: String?
+    @Option(help: "Setups, comma separated: sqlite, postgres, postgres2, postgres-parallel, postgres2-parallel (-parallel: --postgres-order parallel) (default: all that can run).")
+    var setups: String?
     @Flag(help: "Run the servers with --metrics (what recording metrics costs; nothing scrapes them).") var metrics = false
     @Option(help: "Percent of requests that update one of 100 hot records instead of creating one (0-100).") var hotPercent = 0
     @Flag(help: "Run the SQLite setup with --durable (every commit waits for the disk's flush).") var durable = false
@@ -34,7 +35,7 @@ struct ServeBench: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try await BenchSetups(setups, postgres: postgres, known: ["sqlite", "postgres", "postgres2"]).run(measure)
+        try await BenchSetups(setups, postgres: postgres, known: ["sqlite", "postgres", "postgres2", "postgres-parallel", "postgres2-parallel"]).run(measure)
     }
 
     private func measure(_ setup: String, postgres: String?) async throws -> BenchLine {
@@ -45,8 +46,9 @@ struct ServeBench: AsyncParsableCommand {
         var arguments: [[String]] = []
         switch setup {
         case "sqlite": arguments = [["--db", folder + "/server.sqlite"] + (durable ? ["--durable"] : [])]
-        case "postgres": arguments = [["--postgres", postgres!, "--postgres-schema", dataSet]]
-        default: arguments = Array(repeating: ["--postgres", postgres!, "--postgres-schema", dataSet], count: 2)
+        default:
+            let order = setup.hasSuffix("-parallel") ? ["--postgres-order", "parallel"] : []
+            arguments = Array(repeating: ["--postgres", postgres!, "--postgres-schema", dataSet] + order, count: setup.hasPrefix("postgres2") ? 2 : 1)
         }
         var servers: [ServeProcess] = []
         defer { for server in servers { server.stop() } }

@@ -22,14 +22,15 @@ struct UploadBench: AsyncParsableCommand {
 
     @Option(help: "Records per upload.") var records = 10_000
     @Option(help: "PostgreSQL URL for the postgres setup (default: $FIELDMERGE_POSTGRES_URL).") var postgres: String?
-    @Option(help: "Setups, comma separated: sqlite, postgres (default: all that can run).") var setups: String?
+    @Option(help: "Setups, comma separated: sqlite, postgres, postgres2, postgres2-parallel (two processes on one data set, the small writes and catch-ups through the second; -parallel: --postgres-order parallel) (default: all that can run).")
+    var setups: String?
 
     func validate() throws {
         guard records >= 1, records <= 100_000 else { throw ValidationError("--records: 1...100000") }
     }
 
     func run() async throws {
-        try await BenchSetups(setups, postgres: postgres, known: ["sqlite", "postgres"]).run(measure)
+        try await BenchSetups(setups, postgres: postgres, known: ["sqlite", "postgres", "postgres2", "postgres2-parallel"]).run(measure)
     }
 
     private func measure(_ setup: String, postgres: String?) async throws -> BenchLine {
@@ -37,9 +38,13 @@ struct UploadBench: AsyncParsableCommand {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let dataSet = "fm_bench_\(UInt32.random(in: 0...UInt32.max))"
+        let order = setup.hasSuffix("-parallel") ? ["--postgres-order", "parallel"] : []
         let server = try ServeProcess.start(
-            setup == "sqlite" ? ["--db", folder + "/server.sqlite"] : ["--postgres", postgres!, "--postgres-schema", dataSet])
+            setup == "sqlite" ? ["--db", folder + "/server.sqlite"] : ["--postgres", postgres!, "--postgres-schema", dataSet] + order)
         defer { server.stop() }
+        // With two processes, the small writes and catch-ups go through the second.
+        let beside = setup.hasPrefix("postgres2") ? try ServeProcess.start(["--postgres", postgres!, "--postgres-schema", dataSet] + order) : server
+        defer { beside.stop() }
         var configuration = HTTPTransport.Configuration()
         configuration.requestTimeout = 600
         let transport = HTTPTransport(url: server.url, configuration: configuration)
@@ -48,8 +53,8 @@ struct UploadBench: AsyncParsableCommand {
 
         // The small writer runs from before the first upload until after the second.
         let stop = StopFlag()
-        let small = Task { try await Self.smallWrites(url: server.url, until: stop) }
-        let reads = Task { try await Self.smallReads(url: server.url, until: stop) }
+        let small = Task { try await Self.smallWrites(url: beside.url, until: stop) }
+        let reads = Task { try await Self.smallReads(url: beside.url, until: stop) }
         try await Task.sleep(for: .milliseconds(200))
         let records = records
         let oneChangeSet = [ChangeSet(entities: [EntityChanges(
@@ -63,6 +68,7 @@ struct UploadBench: AsyncParsableCommand {
         let latencies = try await small.value.sorted()
         let (readLatencies, largeReads) = try await reads.value
         server.stop()
+        beside.stop()
         if setup != "sqlite", let postgres {
             let connector = PostgresConnector(try PostgresURL(postgres))
             try? await connector.removeDataSet(named: dataSet)
@@ -130,31 +136,32 @@ struct UploadBench: AsyncParsableCommand {
             let answer = try codec.decodeResponse(try Gzip.decompressIfGzip(try await transport.send(body, gzip: true), limit: WireLimits().maxDecompressedBytes))
             let elapsed = ContinuousClock.now - start
             latencies.append(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
-            if let revision = answer.changeSets.last?.entities.first?.records.first?.revision {
-                stop.lastSmallWrite.store(revision, ordering: .relaxed)
-            }
             try await Task.sleep(for: .milliseconds(20))
         }
         return latencies
     }
 
-    /// One catch-up every 20 ms until `stop`, from the revision of the last small write (at
-    /// most one revision, since `limit` is 1): each one's latency, in seconds, sorted, of those
-    /// that brought at most 100 records; and how many brought more (the single revision of
-    /// the upload in one change set, read whole when a catch-up starts right before it).
+    /// One catch-up every 20 ms until `stop`, of at most 100 records, each from where the one
+    /// before left the reader (its answer's `maxRevision`, as a device's cursor: with writes
+    /// in parallel, a write's own revision may lie above what readers may read yet), from the
+    /// start of the data set (a few small writes before the first upload): each one's latency, in seconds,
+    /// sorted, of those that brought at most 100 records; and how many brought more (the single
+    /// revision of the upload in one change set, read whole).
     static func smallReads(url: URL, until stop: StopFlag) async throws -> ([Double], Int) {
         let schema = LeagueSchema.schema
         let codec = WireCodec(schema: schema)
         let transport = HTTPTransport(url: url)
         var (latencies, large): ([Double], Int) = ([], 0)
+        var cursor: Int64 = 0
         while !stop.raised.load(ordering: .relaxed) {
             let request = SyncRequest(
-                maxRevision: stop.lastSmallWrite.load(ordering: .relaxed), changeSets: [], limit: 1, protocolVersion: WireProtocol.version,
+                maxRevision: cursor, changeSets: [], limit: 100, protocolVersion: WireProtocol.version,
                 schemaVersion: schema.version, schemaFingerprint: schema.fingerprint)
             let body = Gzip.compress(codec.encode(request))
             let start = ContinuousClock.now
             let answer = try codec.decodeResponse(try Gzip.decompressIfGzip(try await transport.send(body, gzip: true), limit: WireLimits().maxDecompressedBytes))
             let elapsed = ContinuousClock.now - start
+            cursor = answer.maxRevision
             if answer.changeSets.reduce(0, { $0 + $1.entities.reduce(0) { $0 + $1.records.count } }) > 100 {
                 large += 1
             } else {
@@ -166,9 +173,7 @@ struct UploadBench: AsyncParsableCommand {
     }
 }
 
-/// Tells the small writer and reader of ``UploadBench`` to stop; where the reader catches
-/// up from.
+/// Tells the small writer and reader of ``UploadBench`` to stop.
 final class StopFlag: Sendable {
     let raised = Atomic(false)
-    let lastSmallWrite = Atomic<Int64>(0)
 }

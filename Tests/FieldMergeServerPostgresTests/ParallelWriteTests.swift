@@ -108,6 +108,26 @@ struct ParallelWriteTests {
         }
     }
 
+    @Test func aRequestAndItsRetryArrivingAtTwoServersAtOnce_areAppliedOnce_andAnsweredAlike() async throws {
+        try await PostgresTestDatabase.with { database in
+            let a = try await database.server(schema, order: .parallel)
+            let b = try await database.server(schema, replica: ReplicaID(0x5E_5F), order: .parallel)
+            let rounds = 12
+            for round in 0..<rounds {
+                let request = SyncRequest(maxRevision: 0, changeSets: [createList("list \(round)")], clientID: "phone", requestID: "r\(round)", limit: 1)
+                async let first = a.handle(request)
+                async let second = b.handle(request)
+                let (one, two) = try await (first, second)
+                #expect(one.changeSets.last == two.changeSets.last)
+                #expect(one.maxRevision == two.maxRevision)
+            }
+            let all = try await a.handle(SyncRequest(maxRevision: 0, changeSets: []))
+            let names = all.changeSets.flatMap { $0.entities.flatMap(\.records) }.map(\.values)
+            #expect(names.count == rounds, "a request applied twice")
+            #expect(Set(names.map { "\($0)" }).count == rounds)
+        }
+    }
+
     @Test func aServerThatLocks_refusesADataSetWhoseWritesRunInParallel() async throws {
         try await PostgresTestDatabase.with { database in
             _ = try await database.server(schema, order: .parallel)
