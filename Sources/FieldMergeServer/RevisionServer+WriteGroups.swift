@@ -39,7 +39,9 @@ extension RevisionServer {
             var queued = write
             queued.answered = continuation
             queuedWrites.append(queued)
-            if !drainingWrites {
+            if storage.concurrentWrites > 1 {
+                startGroups()
+            } else if !drainingWrites {
                 drainingWrites = true
                 Task { await self.drainWrites() }
             }
@@ -57,6 +59,29 @@ extension RevisionServer {
             for (write, answer) in zip(group, answers) { write.answered?.resume(returning: answer) }
         }
         drainingWrites = false
+    }
+
+    /// On a storage whose writes run beside each other: starts a group of the queued writes,
+    /// each on a task of its own, while fewer than ``ServerStorage/concurrentWrites`` run; a
+    /// group that ends starts the next. No turnstile: the storage keeps the groups'
+    /// transactions apart, and each keeps its clock and revision in a ``WriteContext``.
+    private func startGroups() {
+        while runningGroups < storage.concurrentWrites, !queuedWrites.isEmpty {
+            let group = takeGroup()
+            runningGroups += 1
+            Task { await self.answerBeside(group) }
+        }
+    }
+
+    /// ``answerGroup(_:)`` in a context of the group's own, then its answers.
+    private func answerBeside(_ group: [QueuedWrite]) async {
+        let context = WriteContext(clock: sharedClock, maxRevision: sharedMaxRevision)
+        let answers = await WriteContext.$current.withValue(context) { await answerGroup(group) }
+        if context.clock.last > sharedClock.last { sharedClock = context.clock }
+        sharedMaxRevision = max(sharedMaxRevision, context.maxRevision)
+        for (write, answer) in zip(group, answers) { write.answered?.resume(returning: answer) }
+        runningGroups -= 1
+        startGroups()
     }
 
     /// The next group: the oldest queued writes, at most ``Options/writeGroup`` of them and

@@ -99,13 +99,23 @@ public actor RevisionServer {
     let replica: ReplicaID
     let wall: any WallClock
     /// The clock of the write being answered (loaded from the storage in its transaction,
-    /// since other servers may share the data set).
-    var clock: HybridClock
+    /// since other servers may share the data set): its ``WriteContext``'s when writes run
+    /// beside each other, else the server's one.
+    var clock: HybridClock {
+        get { WriteContext.current?.clock ?? sharedClock }
+        set { if let context = WriteContext.current { context.clock = newValue } else { sharedClock = newValue } }
+    }
+    var sharedClock: HybridClock
     /// Lets one request at a time through (reads beside the others when the storage
     /// ``ServerStorage/readsConcurrently``).
     let turnstile = Turnstile()
-    /// The server's revision after the last request it answered.
-    public internal(set) var maxRevision: Int64
+    /// The server's revision after the last request it answered (in a ``WriteContext``, after
+    /// the last of its group).
+    public internal(set) var maxRevision: Int64 {
+        get { WriteContext.current?.maxRevision ?? sharedMaxRevision }
+        set { if let context = WriteContext.current { context.maxRevision = newValue } else { sharedMaxRevision = newValue } }
+    }
+    var sharedMaxRevision: Int64
     /// Tells live subscribers what each commit changed (Specs/live.md).
     public nonisolated let live: LiveHub
     /// The scope rules resolved against the schema (``Options/scopes``).
@@ -119,11 +129,17 @@ public actor RevisionServer {
     var requestSubscriptions: ScopeHoldings?
     /// The hashes the request being answered references whose bytes ``Options/attachments``
     /// does not hold, found before its transaction.
-    var missingAttachments: Set<String> = []
+    var missingAttachments: Set<String> {
+        get { WriteContext.current?.missingAttachments ?? sharedMissingAttachments }
+        set { if let context = WriteContext.current { context.missingAttachments = newValue } else { sharedMissingAttachments = newValue } }
+    }
+    var sharedMissingAttachments: Set<String> = []
     /// Write requests waiting for a group transaction (``Options/writeGroup``), in arrival order.
     var queuedWrites: [QueuedWrite] = []
     /// Whether a task is answering ``queuedWrites``.
     var drainingWrites = false
+    /// How many write groups run beside each other now (``ServerStorage/concurrentWrites``).
+    var runningGroups = 0
     /// How many group transactions of more than one request committed (tests read it).
     package internal(set) var writeGroupsCommitted = 0
     /// When this server last marked the time of a revision (``CompactingServerStorage/markRevision(_:at:)``).
@@ -176,7 +192,7 @@ public actor RevisionServer {
         scopePlan = try Self.scopePlan(options.scopes, schema: schema, storage: storage)
         self.migrations = migrations
         self.olderSchemas = olderSchemas
-        maxRevision = state.maxRevision
+        sharedMaxRevision = state.maxRevision
         live = LiveHub(revision: state.maxRevision, options: options.live, scoped: options.scopes != nil)
         self.schema = schema
         self.options = options
@@ -187,7 +203,7 @@ public actor RevisionServer {
         executor = storage.executor ?? SerialQueueExecutor(label: "FieldMerge.RevisionServer")
         codec = WireCodec(schema: schema, older: olderSchemas)
         replyCodec = WireCodec.everyField(of: schema)
-        clock = HybridClock(replica: replica, maxDrift: options.maxDrift, wall: wall)
+        sharedClock = HybridClock(replica: replica, maxDrift: options.maxDrift, wall: wall)
         var entities = schema.entities.enumerated().map { ServerEntity($1, position: $0) }
         var positions: [String: Int] = [:]
         for (position, entity) in schema.entities.enumerated() { positions[entity.name] = position }

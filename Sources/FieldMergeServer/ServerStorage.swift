@@ -56,6 +56,12 @@ public protocol ServerStorage: AnyObject {
     /// much as a small request's own work. False by default (SQLite: a transaction costs
     /// next to nothing). The answers are the same either way (Specs/http.md §8).
     var groupsWrites: Bool { get }
+    /// How many write transactions (each a group, ``groupsWrites``) the server may run at once:
+    /// 1, the default, runs them one after another; more only for a storage whose writes
+    /// commit in any order and lock only what they change (PostgreSQL with
+    /// `PostgresWriteOrder.parallel`). Each then keeps its clock and revision apart
+    /// (``WriteContext``).
+    var concurrentWrites: Int { get }
 
     /// The executor the server runs on, for a storage whose I/O completes on one (a database
     /// client's event loop): each answer from the database then resumes the server where it
@@ -153,6 +159,8 @@ public protocol ServerStorage: AnyObject {
 
 extension ServerStorage {
     public nonisolated(nonsending) func close() async {}
+
+    public var concurrentWrites: Int { 1 }
 
     public nonisolated(nonsending) func write<T>(reserving: WriteReservation, _ body: nonisolated(nonsending) () async throws -> T) async throws -> T {
         try await write(body)

@@ -10,6 +10,8 @@ import PostgresNIO
 /// call ``shutdown()`` once the servers have stopped.
 public final class PostgresConnector: Sendable {
     public let url: PostgresURL
+    /// The most connections the pool opens.
+    public let maximumConnections: Int
     let client: PostgresClient
     /// The one event loop of the pool's connections, which the servers on this connector's
     /// storages run on (``PostgresEventLoopExecutor``): a thread of the connector's own, so
@@ -43,6 +45,7 @@ public final class PostgresConnector: Sendable {
     ) {
         precondition(maximumConnections > 0, "maximumConnections must be positive")
         self.url = url
+        self.maximumConnections = maximumConnections
         let logger = logger ?? Logger(label: "FieldMerge.Postgres", factory: { _ in SwiftLogNoOpLogHandler() })
         self.logger = logger
         var configuration = PostgresClient.Configuration(

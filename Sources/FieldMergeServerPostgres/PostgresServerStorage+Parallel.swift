@@ -96,11 +96,10 @@ extension PostgresServerStorage {
         binds.append(counts.map { tables[$0.key].entity.name })
         binds.append(counts.map { Int64($0.value) })
         binds.append(liveChannel)
-        binds.append(Double(reapAfter.components.seconds) + Double(reapAfter.components.attoseconds) / 1e18)
+        binds.append(reapAfterSeconds)
+        binds.append(quickReapSeconds)
         let sql =
-            "WITH reaped AS (DELETE FROM \(inflight) i WHERE i.\"at\" < clock_timestamp() - interval '1 second' * $6 AND NOT EXISTS "
-            + "(SELECT 1 FROM pg_stat_activity a WHERE a.pid = i.\"pid\" AND a.backend_start IS NOT DISTINCT FROM i.\"started\" "
-            + "AND a.state IS DISTINCT FROM 'idle') RETURNING 1), "
+            "WITH reaped AS (\(reapQuery(after: "$6", quick: "$7"))), "
             + "moved AS (UPDATE \(server) SET \"value\" = \"value\" + $1 WHERE \"key\" = 'maxRevision' RETURNING \"value\"), "
             + "clock AS (UPDATE \(server) SET \"value\" = GREATEST(\"value\", $2) WHERE \"key\" = 'clock' RETURNING \"value\"), "
             + "ids AS (UPDATE \(named("__fm_ids")) AS i SET \"next\" = i.\"next\" + u.\"count\" FROM unnest($3::TEXT[], $4::BIGINT[]) AS u(\"entity\", \"count\") "
@@ -130,6 +129,31 @@ extension PostgresServerStorage {
             session.idPool[position] = (first, first + Int64(reservation.ids[position] ?? 0))
         }
         session.lockedState = ServerState(maxRevision: base, clock: UInt64(bitPattern: clock), horizon: horizon)
+    }
+
+    /// The `DELETE` of revisions in flight whose backend is gone, or idle (outside any
+    /// transaction, so no longer writing them) for longer than the seconds bound at `after`;
+    /// rows younger than the seconds at `quick` are left alone (a write between taking its
+    /// revisions and its `BEGIN` is idle for a moment).
+    func reapQuery(after: String, quick: String) -> String {
+        "DELETE FROM \(named("__fm_inflight")) i WHERE i.\"at\" < clock_timestamp() - interval '1 second' * \(quick) AND NOT EXISTS "
+            + "(SELECT 1 FROM pg_stat_activity a WHERE a.pid = i.\"pid\" AND a.backend_start IS NOT DISTINCT FROM i.\"started\" "
+            + "AND (a.state IS DISTINCT FROM 'idle' OR i.\"at\" > clock_timestamp() - interval '1 second' * \(after))) RETURNING 1"
+    }
+
+    /// How old a revision in flight must be before anyone asks whether its backend is gone: a
+    /// tenth of a second, or ``reapAfter`` when that is shorter.
+    var quickReapSeconds: Double { min(0.1, reapAfterSeconds) }
+
+    /// Reaps, in a transaction of its own, the revisions in flight whose backend is gone, and
+    /// announces the watermark's move when it removed any.
+    nonisolated(nonsending) func reapInFlight() async throws {
+        try await transaction("BEGIN") {
+            try await run(
+                "WITH reaped AS (\(reapQuery(after: "$1", quick: "$3"))) SELECT pg_notify($2, \"value\"::TEXT) FROM \(named("__fm_server")) "
+                    + "WHERE \"key\" = 'maxRevision' AND EXISTS (SELECT 1 FROM reaped)",
+                Self.binds(reapAfterSeconds, liveChannel, quickReapSeconds), prepared: true)
+        }
     }
 
     /// The transaction's first statement: where its catch-ups must stop, and the locks on the

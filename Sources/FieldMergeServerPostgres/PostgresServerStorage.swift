@@ -35,6 +35,9 @@ public final class PostgresServerStorage: ServerStorage {
     /// Write requests that queue behind each other share one transaction: one `BEGIN`, lock
     /// and `COMMIT` for the group instead of one each (`RevisionServer.Options.writeGroup`).
     public var groupsWrites: Bool { true }
+    /// With writes in parallel, as many write groups at once as the pool has connections but
+    /// one (kept for reads and live pages), and at least two; else one.
+    public var concurrentWrites: Int { order == .parallel ? max(2, connector.maximumConnections - 1) : 1 }
     /// The event loop of the connector's connections (`PostgresEventLoopExecutor`).
     public var executor: (any ServerExecutor)? { connector.executor }
 
@@ -99,11 +102,17 @@ public final class PostgresServerStorage: ServerStorage {
     }
     /// How many statements (round trips) the storage has sent: what tests count per request.
     package private(set) var statementCount = 0
-    /// With writes in parallel: how long a revision may stay in flight before a write asks
-    /// whether the backend that took it is still there (a server killed mid-write leaves its
-    /// revisions in flight, holding every catch-up below them until then). 5 s; a write that
-    /// takes longer is left alone as long as its backend lives.
+    /// With writes in parallel: a server killed mid-write leaves its revisions in flight,
+    /// holding every catch-up below them, until a write or a read finds their backend gone
+    /// (after a tenth of a second) and removes them. A backend still there but idle, outside
+    /// any transaction, is taken as done with them after this long: 5 s. A write that takes
+    /// longer is left alone as long as its backend works on it.
     public var reapAfter: Duration = .seconds(5)
+    var reapAfterSeconds: Double { Double(reapAfter.components.seconds) + Double(reapAfter.components.attoseconds) / 1e18 }
+    /// A read found revisions in flight for longer than ``reapAfter``: it reaps them once done.
+    var staleInFlight = false
+    /// When a read last reaped.
+    var lastReap: ContinuousClock.Instant?
     /// How many write transactions ran again after a serialization failure or deadlock.
     package internal(set) var retriedTransactions = 0
 
@@ -177,7 +186,19 @@ public final class PostgresServerStorage: ServerStorage {
     }
 
     public nonisolated(nonsending) func read<T>(_ body: nonisolated(nonsending) () async throws -> T) async throws -> T {
-        try await transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", body)
+        let result = try await transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", body)
+        // With writes in parallel, a read that found revisions in flight for longer than
+        // ``reapAfter`` reaps them (a read only transaction cannot): else readers would wait
+        // at the watermark until the next write.
+        if staleInFlight {
+            staleInFlight = false
+            // At most ten times a second: while a long write is in flight, every read finds it.
+            if lastReap.map({ ContinuousClock.now - $0 > .milliseconds(100) }) ?? true {
+                lastReap = .now
+                try? await reapInFlight()
+            }
+        }
+        return result
     }
 
     /// Runs `body` in a transaction begun by `begin` on a leased connection. What `body`
@@ -358,8 +379,13 @@ public final class PostgresServerStorage: ServerStorage {
         if let lockedState { return lockedState }
         // With writes in parallel, a read's revision is the watermark: below every revision
         // still in flight, read in the transaction's one snapshot with the rest.
-        let watermark = order == .parallel ? " UNION ALL SELECT 'watermark', \(watermarkQuery)" : ""
-        return try state(from: try await run("SELECT \"key\", \"value\" FROM \(named("__fm_server"))" + watermark, prepared: true))
+        guard order == .parallel else {
+            return try state(from: try await run("SELECT \"key\", \"value\" FROM \(named("__fm_server"))", prepared: true))
+        }
+        return try state(from: try await run(
+            "SELECT \"key\", \"value\" FROM \(named("__fm_server")) UNION ALL SELECT 'watermark', \(watermarkQuery) "
+                + "UNION ALL SELECT 'stale', count(*) FROM \(named("__fm_inflight")) WHERE \"at\" < clock_timestamp() - interval '1 second' * $1",
+            Self.binds(quickReapSeconds), prepared: true))
     }
 
     /// The state in the rows of `__fm_server`; refuses a data set another server process
@@ -374,6 +400,7 @@ public final class PostgresServerStorage: ServerStorage {
             case "schemaVersion": version = value
             case "horizon": horizon = value
             case "watermark": watermark = value
+            case "stale": staleInFlight = staleInFlight || value > 0
             case Self.writeOrderKey: parallel = value == 1
             default: break
             }

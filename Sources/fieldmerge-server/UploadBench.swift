@@ -22,7 +22,7 @@ struct UploadBench: AsyncParsableCommand {
 
     @Option(help: "Records per upload.") var records = 10_000
     @Option(help: "PostgreSQL URL for the postgres setup (default: $FIELDMERGE_POSTGRES_URL).") var postgres: String?
-    @Option(help: "Setups, comma separated: sqlite, postgres, postgres2, postgres2-parallel (two processes on one data set, the small writes and catch-ups through the second; -parallel: --postgres-order parallel) (default: all that can run).")
+    @Option(help: "Setups, comma separated: sqlite, postgres, postgres-parallel, postgres2, postgres2-parallel (two processes on one data set, the small writes and catch-ups through the second; -parallel: --postgres-order parallel) (default: all that can run).")
     var setups: String?
 
     func validate() throws {
@@ -30,7 +30,7 @@ struct UploadBench: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try await BenchSetups(setups, postgres: postgres, known: ["sqlite", "postgres", "postgres2", "postgres2-parallel"]).run(measure)
+        try await BenchSetups(setups, postgres: postgres, known: ["sqlite", "postgres", "postgres-parallel", "postgres2", "postgres2-parallel"]).run(measure)
     }
 
     private func measure(_ setup: String, postgres: String?) async throws -> BenchLine {

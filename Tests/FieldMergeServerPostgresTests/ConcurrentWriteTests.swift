@@ -197,7 +197,7 @@ struct ConcurrentWriteTests {
 }
 
 /// A count that tasks bring down, read from others.
-private final class Countdown: Sendable {
+final class Countdown: Sendable {
     private let left: Atomic<Int>
     init(_ count: Int) { left = Atomic(count) }
     func countDown() { left.subtract(1, ordering: .releasing) }

@@ -8,7 +8,7 @@ import Testing
 /// Writes in parallel (`PostgresWriteOrder.parallel`, Specs/http.md §8, "Writes in
 /// parallel"): a write takes its revision before its transaction begins and commits in any
 /// order; a catch-up stops below the smallest revision still in flight; a server killed
-/// mid-write holds that watermark until its revision is reaped, and leaves a gap.
+/// mid-write holds that watermark until a write or a read reaps its revision, and leaves a gap.
 @Suite(.enabled(if: PostgresTestEnvironment.shouldRun, "FIELDMERGE_POSTGRES_URL is not set: PostgreSQL suite skipped (Scripts/with-postgres swift test runs it)"))
 struct ParallelWriteTests {
     let schema: Schema
@@ -45,6 +45,34 @@ struct ParallelWriteTests {
         }
     }
 
+    @Test func aWriteIsAnswered_whileAnotherWriteOfTheSameServerWaitsForARecord() async throws {
+        try await PostgresTestDatabase.with { database in
+            let a = try await database.server(schema, order: .parallel)
+            _ = try await a.handle(SyncRequest(maxRevision: 0, changeSets: [createList("held")]))
+            let rename = SyncRequest(maxRevision: 1, changeSets: [ConcurrentWriteTests.renameList(1, to: "renamed", at: 1)], clientID: "x", requestID: "1")
+            let (renamed, beside) = try await Self.holdingList(1, of: database) { connection, log in
+                let renaming = Task { try await a.handle(rename) }
+                try await PostgresRevisionTests.untilWaitingForALock(database.url.schema, on: connection, logger: log)
+                // The same server answers another client's write meanwhile (one at a time, it
+                // would wait behind the rename; a bound keeps that from hanging the test).
+                let create = SyncRequest(maxRevision: 1, changeSets: [createList("beside")], clientID: "y", requestID: "1")
+                let creating = Task { try await a.handle(create) }
+                let done = Countdown(1)
+                Task { _ = try? await creating.value; done.countDown() }
+                for _ in 0..<3_000 where !done.isOver { try await Task.sleep(for: .milliseconds(10)) }
+                let answeredMeanwhile = done.isOver
+                return { (try await renaming.value, answeredMeanwhile ? try await creating.value : nil) }
+            }
+            let answered = try #require(beside, "the write waited for the other write of its server")
+            #expect(revisions(Array(answered.changeSets.suffix(1))) == [3])
+            #expect(answered.maxRevision == 1)
+            #expect(revisions(Array(renamed.changeSets.suffix(1))) == [2])
+            let after = try await a.handle(SyncRequest(maxRevision: 1, changeSets: []))
+            #expect(after.maxRevision == 3)
+            #expect(revisions(after.changeSets).sorted() == [2, 3])
+        }
+    }
+
     @Test func aServerKilledMidWrite_holdsTheWatermark_untilItsRevisionIsReaped_andLeavesAGap() async throws {
         try await PostgresTestDatabase.with { database in
             let a = try await database.server(schema, order: .parallel)
@@ -66,9 +94,11 @@ struct ParallelWriteTests {
             }
             guard case .failure = failed else { Issue.record("the killed write answered"); return }
             try await Self.untilNoBackendWaits(database)
-            // Revision 2 is still in flight: a catch-up stops below it.
+            // Revision 2 is still in flight: a catch-up stops below it, and then, having found it
+            // in flight for longer than the bound with its backend gone, reaps it.
             #expect(try await b.handle(SyncRequest(maxRevision: 0, changeSets: [])).maxRevision == 1)
-            // The next write finds its backend gone, reaps it, and goes on past the gap.
+            #expect(try await b.handle(SyncRequest(maxRevision: 0, changeSets: [])).maxRevision == 2)
+            // The next write goes on past the gap.
             let created = try await b.handle(SyncRequest(maxRevision: 1, changeSets: [createList("after")], clientID: "b", requestID: "1"))
             #expect(revisions(Array(created.changeSets.suffix(1))) == [3])
             #expect(created.maxRevision == 3)
@@ -145,8 +175,22 @@ struct ParallelWriteTests {
         _ body: (PostgresConnection, Logger) async throws -> () async throws -> T
     ) async throws -> T {
         let admin = PostgresConnector(database.url, applicationName: "fm_admin")
-        defer { Task { await admin.shutdown() } }
-        let finish = try await admin.client.withConnection { connection in
+        let held: () async throws -> T
+        do {
+            held = try await holding(id, of: database, on: admin, body)
+        } catch {
+            await admin.shutdown()
+            throw error
+        }
+        await admin.shutdown()
+        return try await held()
+    }
+
+    private static func holding<T>(
+        _ id: Int64, of database: PostgresTestDatabase, on admin: PostgresConnector,
+        _ body: (PostgresConnection, Logger) async throws -> () async throws -> T
+    ) async throws -> () async throws -> T {
+        try await admin.client.withConnection { connection in
             let log = admin.logger
             try await connection.query("BEGIN", logger: log)
             try await connection.query(
@@ -156,7 +200,6 @@ struct ParallelWriteTests {
             try await connection.query("ROLLBACK", logger: log)
             return finish
         }
-        return try await finish()
     }
 
     /// Returns once no backend of the test's servers waits for a lock (a terminated one has gone).
