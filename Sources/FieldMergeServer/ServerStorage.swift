@@ -60,7 +60,7 @@ public protocol ServerStorage: AnyObject {
     /// 1, the default, runs them one after another; more only for a storage whose writes
     /// commit in any order and lock only what they change (PostgreSQL with
     /// `PostgresWriteOrder.parallel`). Each then keeps its clock and revision apart
-    /// (``WriteContext``).
+    /// (a write context of its own).
     var concurrentWrites: Int { get }
 
     /// The executor the server runs on, for a storage whose I/O completes on one (a database

@@ -11,7 +11,7 @@ extension PostgresServerStorage {
 
     /// With writes in parallel, the rows are locked (in id order, so that two writes lock
     /// them in one order) and must not have been written by a later revision
-    /// (``checkNotWrittenAfter(_:)``).
+    /// (a write that finds one written by a later revision runs again).
     public nonisolated(nonsending) func rowsToChange(_ entity: ServerEntity, ids: [Int64]) async throws -> [Int64: ServerRow] {
         try await rows(entity, ids: ids, lock: locksRows ? " ORDER BY \"id\" FOR UPDATE" : "")
     }
