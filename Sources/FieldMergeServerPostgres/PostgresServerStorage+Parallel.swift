@@ -22,12 +22,6 @@ extension PostgresServerStorage {
     static let writeOrderKey = "writeOrder"
 
 
-    static var unreservedWrite: ServerError {
-        ServerError(
-            .storage,
-            "this data set's writes run in parallel (PostgresWriteOrder.parallel): compaction, imports and scopes are not available on it yet")
-    }
-
     static func orderMismatch(_ schema: String) -> ServerError {
         ServerError(
             .schemaMismatch,
@@ -135,10 +129,14 @@ extension PostgresServerStorage {
     /// transaction, so no longer writing them) for longer than the seconds bound at `after`;
     /// rows younger than the seconds at `quick` are left alone (a write between taking its
     /// revisions and its `BEGIN` is idle for a moment).
+    /// Rows another reaper is removing at the same moment are skipped, not waited for.
     func reapQuery(after: String, quick: String) -> String {
-        "DELETE FROM \(named("__fm_inflight")) i WHERE i.\"at\" < clock_timestamp() - interval '1 second' * \(quick) AND NOT EXISTS "
+        let inflight = named("__fm_inflight")
+        return "DELETE FROM \(inflight) WHERE \"revision\" IN (SELECT i.\"revision\" FROM \(inflight) i "
+            + "WHERE i.\"at\" < clock_timestamp() - interval '1 second' * \(quick) AND NOT EXISTS "
             + "(SELECT 1 FROM pg_stat_activity a WHERE a.pid = i.\"pid\" AND a.backend_start IS NOT DISTINCT FROM i.\"started\" "
-            + "AND (a.state IS DISTINCT FROM 'idle' OR i.\"at\" > clock_timestamp() - interval '1 second' * \(after))) RETURNING 1"
+            + "AND (a.state IS DISTINCT FROM 'idle' OR i.\"at\" > clock_timestamp() - interval '1 second' * \(after))) "
+            + "FOR UPDATE SKIP LOCKED) RETURNING \"revision\""
     }
 
     /// How old a revision in flight must be before anyone asks whether its backend is gone: a
@@ -241,10 +239,13 @@ extension PostgresServerStorage {
             session.idPool[entity.position] = (pool.next + Int64(count), pool.end)
             return Array(pool.next..<pool.next + Int64(count))
         }
+        // A counter that is missing (removed by hand) starts again past the largest id alive or deleted.
         guard let first = try await scalar(
-            "UPDATE \(named("__fm_ids")) SET \"next\" = \"next\" + $2 WHERE \"entity\" = $1 RETURNING \"next\" - $2",
+            "INSERT INTO \(named("__fm_ids")) AS i (\"entity\", \"next\") SELECT $1, GREATEST((SELECT coalesce(max(\"id\"), 0) FROM \(table(entity).table)), "
+                + "(SELECT coalesce(max(\"id\"), 0) FROM \(named("__fm_deleted")) WHERE \"entity\" = $1)) + 1 + $2 "
+                + "ON CONFLICT (\"entity\") DO UPDATE SET \"next\" = i.\"next\" + $2 RETURNING i.\"next\" - $2",
             Self.binds(entity.name, Int64(count)), prepared: true, as: Int64.self)
-        else { throw ServerError(.corrupt, "the id counter of \(entity.name) is missing") }
+        else { throw ServerError(.corrupt, "the id counter of \(entity.name) could not be moved") }
         return Array(first..<first + Int64(count))
     }
 

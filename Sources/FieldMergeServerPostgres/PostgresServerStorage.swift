@@ -140,8 +140,12 @@ public final class PostgresServerStorage: ServerStorage {
     /// (SQLSTATE 40001, 40P01: it rolled back, having changed nothing) runs again, `body`
     /// included, after a short random wait, up to ``maxAttempts`` times in all; only then
     /// does the error reach the caller, as a storage error the client retries.
+    ///
+    /// With writes in parallel (``PostgresWriteOrder/parallel``) this is a write that runs
+    /// alone (compaction, an import, the roots of new scope rules): holding the state rows,
+    /// which every write updates first to take its revisions, it then waits for the writes in
+    /// flight to end (``waitForWritesInFlight()``), and so runs as it would with the lock.
     public nonisolated(nonsending) func write<T>(_ body: nonisolated(nonsending) () async throws -> T) async throws -> T {
-        guard order == .locked else { throw Self.unreservedWrite }
         var attempt = 1
         while true {
             do {
@@ -149,6 +153,7 @@ public final class PostgresServerStorage: ServerStorage {
                     // Every writer of the data set queues here; the lock holds until COMMIT. The
                     // rows it returns are the state that ``state()`` answers in this transaction.
                     lockedState = try state(from: try await run("SELECT \"key\", \"value\" FROM \(named("__fm_server")) FOR UPDATE", prepared: true))
+                    if order == .parallel { try await waitForWritesInFlight() }
                     let result = try await body()
                     if let held = session.heldState {
                         session.heldState = nil
