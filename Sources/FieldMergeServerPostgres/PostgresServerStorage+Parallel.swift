@@ -6,13 +6,13 @@ import PostgresNIO
 /// (Specs/http.md §8, "How writes are ordered" and "Writes in parallel").
 public enum PostgresWriteOrder: String, Sendable, CaseIterable {
     /// Each write transaction locks the data set's state row first and holds it to its
-    /// commit: writes run one after another, revisions have no gaps. The default.
+    /// commit: writes run one after another, revisions have no gaps.
     case locked
     /// Each write takes its revisions and ids before its transaction begins, in a statement
     /// of its own that registers them as in flight; the transactions then run beside each
     /// other, lock only the records they change, and commit in any order. Catch-ups stop
     /// below the smallest revision still in flight (the watermark), so that none skips a
-    /// revision that commits after it. A revision whose write rolls back is a gap.
+    /// revision that commits after it. A revision whose write rolls back is a gap. The default.
     case parallel
 }
 
@@ -21,6 +21,20 @@ extension PostgresServerStorage {
     /// with ``PostgresWriteOrder/parallel`` has opened it; servers that lock refuse it then.
     static let writeOrderKey = "writeOrder"
 
+    /// How the writes of the data set in `schema` (the URL's when nil) are ordered, as its
+    /// state says: ``PostgresWriteOrder/parallel`` once a server that writes in parallel has
+    /// opened it, else (or when there is no data set there yet) ``PostgresWriteOrder/locked``.
+    /// For tools that open a data set beside its servers (an export, a compaction).
+    public static func recordedOrder(_ connector: PostgresConnector, schema: String? = nil) async throws -> PostgresWriteOrder {
+        let storage = try PostgresServerStorage(connector, schema: schema, order: .locked)
+        return try await storage.read { () async throws -> PostgresWriteOrder in
+            guard try await storage.scalar("SELECT to_regclass($1)::TEXT", Self.binds(storage.named("__fm_server")), as: String.self) != nil
+            else { return .locked }
+            let value = try await storage.scalar(
+                "SELECT \"value\" FROM \(storage.named("__fm_server")) WHERE \"key\" = $1", Self.binds(Self.writeOrderKey), as: Int64.self)
+            return value == 1 ? .parallel : .locked
+        }
+    }
 
     static func orderMismatch(_ schema: String) -> ServerError {
         ServerError(
@@ -44,12 +58,19 @@ extension PostgresServerStorage {
         try await run(
             "CREATE TABLE IF NOT EXISTS \(named("__fm_inflight")) (\"revision\" BIGINT PRIMARY KEY, \"pid\" INTEGER NOT NULL, "
                 + "\"started\" TIMESTAMPTZ, \"at\" TIMESTAMPTZ NOT NULL)")
+        let marked = try await scalar(
+            "SELECT \"value\" FROM \(named("__fm_server")) WHERE \"key\" = $1", Self.binds(Self.writeOrderKey), as: Int64.self) == 1
+        // A data set that servers which lock have written until now: the state rows first, so
+        // that a write of theirs in progress (which read no mark under that lock) ends before
+        // the counters are read and the mark is there; every later one reads it and refuses.
+        if !marked { try await run("SELECT 1 FROM \(named("__fm_server")) FOR UPDATE") }
         for table in tables {
             try await run(
                 "INSERT INTO \(named("__fm_ids")) (\"entity\", \"next\") SELECT $1, GREATEST((SELECT coalesce(max(\"id\"), 0) FROM \(table.table)), "
                     + "(SELECT coalesce(max(\"id\"), 0) FROM \(named("__fm_deleted")) WHERE \"entity\" = $1)) + 1 ON CONFLICT (\"entity\") DO NOTHING",
                 Self.binds(table.entity.name))
         }
+        guard !marked else { return }
         try await run(
             "INSERT INTO \(named("__fm_server")) (\"key\", \"value\") VALUES ($1, 1) ON CONFLICT (\"key\") DO UPDATE SET \"value\" = 1",
             Self.binds(Self.writeOrderKey))

@@ -16,10 +16,14 @@ import PostgresNIO
 /// `__fm_scopes` the rules the roots were computed for; once a server with scopes has opened
 /// the data set, every table is also indexed by revision.
 ///
-/// ``write(_:)`` is one READ COMMITTED transaction that first locks the state rows
-/// (`SELECT ... FOR UPDATE`): the write transactions of all servers on the data set run one
-/// after another, each seeing what the one before committed, so revisions are handed out in
-/// one order with no gap and no duplicate. ``read(_:)`` is one REPEATABLE READ READ ONLY
+/// How the write transactions of all servers on the data set are ordered is ``order``. By
+/// default (``PostgresWriteOrder/parallel``) each request's write, ``write(reserving:_:)``,
+/// takes its revisions first and runs beside the others, locking only the records it
+/// changes; catch-ups stop below the revisions still in flight. With
+/// ``PostgresWriteOrder/locked``, each first locks the state rows (`SELECT ... FOR UPDATE`)
+/// and they run one after another, revisions with no gap. ``write(_:)`` (compaction, an
+/// import) always locks the state rows, and with writes in parallel waits for those in
+/// flight. ``read(_:)`` is one REPEATABLE READ READ ONLY
 /// transaction: one committed state, taking no lock. A write that moves the revision announces
 /// it on ``liveChannel`` as it commits, so that every server on the data set can tell its live
 /// subscribers (``PostgresLiveListener``).
@@ -120,7 +124,7 @@ public final class PostgresServerStorage: ServerStorage {
     ///
     /// - Throws: `ServerError/Code/storage` when `schema` is not a plain
     ///   name (``PostgresIdentifier/isPlainName(_:)``).
-    public init(_ connector: PostgresConnector, schema: String? = nil, order: PostgresWriteOrder = .locked) throws(ServerError) {
+    public init(_ connector: PostgresConnector, schema: String? = nil, order: PostgresWriteOrder = .parallel) throws(ServerError) {
         let name = schema ?? connector.url.schema
         guard PostgresIdentifier.isPlainName(name) else {
             throw ServerError(.storage, "the PostgreSQL schema name \(name.debugDescription) is not a plain name (\(PostgresIdentifier.plainNameRule))")

@@ -64,6 +64,25 @@ struct ParallelAloneWriteTests {
         }
     }
 
+    /// What tools that open a data set beside its servers go by (`fieldmerge-server admin`).
+    @Test func theRecordedOrder_isParallel_onceAServerThatWritesInParallelOpenedTheDataSet() async throws {
+        try await PostgresTestDatabase.with { database in
+            let connector = database.connector()
+            #expect(try await PostgresServerStorage.recordedOrder(connector) == .locked, "no data set yet")
+            _ = try await database.server(schema)
+            #expect(try await PostgresServerStorage.recordedOrder(connector) == .locked)
+            let a = try await database.server(schema, order: .parallel)
+            #expect(try await PostgresServerStorage.recordedOrder(connector) == .parallel)
+            // A compaction through a storage opened as recorded runs; one that locks is refused.
+            _ = try await a.handle(SyncRequest(maxRevision: 0, changeSets: [createList("x")]))
+            let tool = try await RevisionServer(storage: try PostgresServerStorage(connector, order: .parallel), schema: schema)
+            #expect(try await tool.compact(through: 1).through == 1)
+            await #expect(throws: ServerError.self) {
+                _ = try await RevisionServer(storage: try PostgresServerStorage(database.connector(), order: .locked), schema: schema)
+            }
+        }
+    }
+
     /// How many backends of `application` wait for a lock now.
     static func waiting(_ application: String, on connection: PostgresConnection, logger: Logger) async throws -> Int64 {
         _ = try await connection.query("SELECT pg_stat_clear_snapshot()", logger: logger).collect()
