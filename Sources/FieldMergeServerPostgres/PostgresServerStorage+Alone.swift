@@ -16,7 +16,7 @@ extension PostgresServerStorage {
     /// are reaped meanwhile (as a reservation does), and the watermark's move is announced.
     nonisolated(nonsending) func waitForWritesInFlight() async throws {
         let inflight = named("__fm_inflight")
-        let sql = "WITH reaped AS (\(reapQuery(after: "$1", quick: "$2"))), "
+        let sql = "WITH reaped AS (\(reapQuery(after: "$1", quick: "$2", skipLocked: true))), "
             + "told AS (SELECT pg_notify($3, \"value\"::TEXT) FROM \(named("__fm_server")) WHERE \"key\" = 'maxRevision' AND EXISTS (SELECT 1 FROM reaped)) "
             + "SELECT (SELECT count(*) FROM \(inflight) i WHERE NOT EXISTS (SELECT 1 FROM reaped r WHERE r.\"revision\" = i.\"revision\")) "
             + "+ 0 * (SELECT count(*) FROM told)"

@@ -120,7 +120,7 @@ extension PostgresServerStorage {
             + "ids AS (UPDATE \(named("__fm_ids")) AS i SET \"next\" = i.\"next\" + u.\"count\" FROM unnest($3::TEXT[], $4::BIGINT[]) AS u(\"entity\", \"count\") "
             + "WHERE i.\"entity\" = u.\"entity\" RETURNING i.\"entity\", i.\"next\" - u.\"count\" AS \"first\"), "
             + "taken AS (INSERT INTO \(inflight) (\"revision\", \"pid\", \"started\", \"at\") SELECT m.\"value\" - $1 + g, pg_backend_pid(), "
-            + "(SELECT backend_start FROM pg_stat_activity WHERE pid = pg_backend_pid()), clock_timestamp() FROM moved m, generate_series(1, $1) g RETURNING 1), "
+            + "(SELECT backend_start FROM pg_stat_get_activity(pg_backend_pid())), clock_timestamp() FROM moved m, generate_series(1, $1) g RETURNING 1), "
             + "told AS (SELECT pg_notify($5, (SELECT \"value\" FROM moved)::TEXT) FROM (SELECT 1 FROM reaped LIMIT 1) r) "
             + "SELECT (SELECT \"value\" FROM moved) - $1, (SELECT \"value\" FROM clock), "
             + "coalesce((SELECT \"value\" FROM \(server) WHERE \"key\" = 'schemaVersion'), 1), coalesce((SELECT \"value\" FROM \(server) WHERE \"key\" = 'horizon'), 0), "
@@ -150,13 +150,19 @@ extension PostgresServerStorage {
     /// transaction, so no longer writing them) for longer than the seconds bound at `after`;
     /// rows younger than the seconds at `quick` are left alone (a write between taking its
     /// revisions and its `BEGIN` is idle for a moment).
-    /// Rows another reaper is removing at the same moment are skipped, not waited for.
-    func reapQuery(after: String, quick: String) -> String {
+    /// The backends are read once, from the function behind the `pg_stat_activity` view
+    /// (`pg_stat_get_activity(NULL)`): the view's joins cost every reservation half a
+    /// millisecond of planning, and a call per row (`pg_stat_get_activity(pid)`) a read of
+    /// every backend for each of thousands of revisions a large request holds. With `skipLocked`, rows another reaper is removing at the same moment are
+    /// skipped, not waited for: for a write that runs alone, which holds what it reaps to its
+    /// commit; the reapers that run all the time keep the plainer statement.
+    func reapQuery(after: String, quick: String, skipLocked: Bool = false) -> String {
         let inflight = named("__fm_inflight")
-        return "DELETE FROM \(inflight) WHERE \"revision\" IN (SELECT i.\"revision\" FROM \(inflight) i "
-            + "WHERE i.\"at\" < clock_timestamp() - interval '1 second' * \(quick) AND NOT EXISTS "
-            + "(SELECT 1 FROM pg_stat_activity a WHERE a.pid = i.\"pid\" AND a.backend_start IS NOT DISTINCT FROM i.\"started\" "
-            + "AND (a.state IS DISTINCT FROM 'idle' OR i.\"at\" > clock_timestamp() - interval '1 second' * \(after))) "
+        let dead = "i.\"at\" < clock_timestamp() - interval '1 second' * \(quick) AND NOT EXISTS "
+            + "(SELECT 1 FROM pg_stat_get_activity(NULL) a WHERE a.pid = i.\"pid\" AND a.backend_start IS NOT DISTINCT FROM i.\"started\" "
+            + "AND (a.state IS DISTINCT FROM 'idle' OR i.\"at\" > clock_timestamp() - interval '1 second' * \(after)))"
+        guard skipLocked else { return "DELETE FROM \(inflight) i WHERE \(dead) RETURNING i.\"revision\"" }
+        return "DELETE FROM \(inflight) WHERE \"revision\" IN (SELECT i.\"revision\" FROM \(inflight) i WHERE \(dead) "
             + "FOR UPDATE SKIP LOCKED) RETURNING \"revision\""
     }
 
