@@ -148,7 +148,7 @@ public final class PostgresServerStorage: ServerStorage {
     /// With writes in parallel (``PostgresWriteOrder/parallel``) this is a write that runs
     /// alone (compaction, an import, the roots of new scope rules): holding the state rows,
     /// which every write updates first to take its revisions, it then waits for the writes in
-    /// flight to end (``waitForWritesInFlight()``), and so runs as it would with the lock.
+    /// flight to end, and so runs as it would with the lock.
     public nonisolated(nonsending) func write<T>(_ body: nonisolated(nonsending) () async throws -> T) async throws -> T {
         var attempt = 1
         while true {

@@ -83,7 +83,8 @@ struct ParallelAloneWriteTests {
         }
     }
 
-    /// How many backends of `application` wait for a lock now.
+    /// How many backends of `application` wait for a lock now. (Inside a transaction
+    /// PostgreSQL answers `pg_stat_activity` from the snapshot it took first: each look clears it.)
     static func waiting(_ application: String, on connection: PostgresConnection, logger: Logger) async throws -> Int64 {
         _ = try await connection.query("SELECT pg_stat_clear_snapshot()", logger: logger).collect()
         let query = PostgresQuery(

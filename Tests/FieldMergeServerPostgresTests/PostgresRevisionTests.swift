@@ -298,14 +298,7 @@ extension PostgresRevisionTests {
     /// Returns once a connection named `application` (a test database's servers are named by
     /// its schema) waits for a lock, asking on `connection`.
     static func untilWaitingForALock(_ application: String, on connection: PostgresConnection, logger: Logger, count: Int64 = 1) async throws {
-        let waiters = PostgresQuery(
-            unsafeSQL: "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'",
-            binds: PostgresServerStorage.binds(application))
-        // Inside a transaction PostgreSQL answers pg_stat_activity from the snapshot it took
-        // first: each look clears it.
-        while true {
-            _ = try await connection.query("SELECT pg_stat_clear_snapshot()", logger: logger).collect()
-            if try await connection.query(waiters, logger: logger).collect().first?.decode(Int64.self) ?? 0 >= count { return }
+        while try await ParallelAloneWriteTests.waiting(application, on: connection, logger: logger) < count {
             try await Task.sleep(for: .milliseconds(10))
         }
     }
