@@ -163,9 +163,10 @@ import Testing
             let malformed = await #expect(throws: WireError.self) { _ = try await events.next() }
             #expect(malformed?.code == .invalidValue)
         }
-        let closed = try HTTPTransportTests.closedPort()
-        let unreachable = try kind.channel(URL(string: "http://127.0.0.1:\(closed)/sync")!)
-        await #expect(throws: TransportError.self) { try await Self.collect(unreachable.events(since: 0)) }
+        try await HTTPTransportTests.withClosedPort { closed in
+            let unreachable = try kind.channel(URL(string: "http://127.0.0.1:\(closed)/sync")!)
+            await #expect(throws: TransportError.self) { try await Self.collect(unreachable.events(since: 0)) }
+        }
     }
 
     /// No byte for the silence timeout, before the head or after an event: TransportError.

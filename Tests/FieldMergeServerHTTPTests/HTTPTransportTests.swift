@@ -96,27 +96,31 @@ import Testing
     }
 
     @Test func noServerListening_throwsRetryableTransportError() async throws {
-        let port = try Self.closedPort()
-        let transport = HTTPTransport(url: URL(string: "http://127.0.0.1:\(port)/sync")!, configuration: .init(requestTimeout: 10))
-        await #expect(throws: TransportError.self) {
-            try await transport.send(Array(#"{"maxRevision":0,"changeSets":[]}"#.utf8), gzip: false)
+        try await Self.withClosedPort { port in
+            let transport = HTTPTransport(url: URL(string: "http://127.0.0.1:\(port)/sync")!, configuration: .init(requestTimeout: 10))
+            await #expect(throws: TransportError.self) {
+                try await transport.send(Array(#"{"maxRevision":0,"changeSets":[]}"#.utf8), gzip: false)
+            }
         }
     }
 
     @Test func serverUnreachable_syncThrowsTransportError_andTheStoreKeepsItsChanges() async throws {
         let schema = try httpTestSchema()
-        let store = try Store(.memory, schema: schema, replica: ReplicaID(7))
-        let port = try Self.closedPort()
-        let offline = SyncClient(store: store, transport: HTTPTransport(url: URL(string: "http://127.0.0.1:\(port)/sync")!))
-        _ = try await offline.withStore { try $0.insert("lists", values: ["Home"]) }
-        let failure = await #expect(throws: SyncError.self) { _ = try await offline.sync() }
-        #expect(failure?.code == .unreachable && failure?.isRetryable == true && failure?.cause is TransportError)
-        #expect(try await offline.withStore { try $0.pendingChanges().count } == 1)
-        #expect(await offline.withStore { $0.maxRevision } == 0)
+        try await Self.withClosedPort { port in
+            let store = try Store(.memory, schema: schema, replica: ReplicaID(7))
+            let offline = SyncClient(store: store, transport: HTTPTransport(url: URL(string: "http://127.0.0.1:\(port)/sync")!))
+            _ = try await offline.withStore { try $0.insert("lists", values: ["Home"]) }
+            let failure = await #expect(throws: SyncError.self) { _ = try await offline.sync() }
+            #expect(failure?.code == .unreachable && failure?.isRetryable == true && failure?.cause is TransportError)
+            #expect(try await offline.withStore { try $0.pendingChanges().count } == 1)
+            #expect(await offline.withStore { $0.maxRevision } == 0)
+        }
     }
 
-    /// A port on 127.0.0.1 nobody listens on: bound, then released.
-    static func closedPort() throws -> Int {
+    /// Runs `body` with a port on 127.0.0.1 that nobody listens on: bound and not listening
+    /// for as long as `body` runs, so a connection to it is refused and no server of a test
+    /// beside it can take it meanwhile (one released before the body could be).
+    static func withClosedPort<T>(_ body: (Int) async throws -> T) async throws -> T {
         let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(socket) }
         var address = sockaddr_in()
@@ -130,6 +134,6 @@ import Testing
             }
         }
         guard bound else { throw RawHTTP.Failure(description: "bind: errno \(errno)") }
-        return Int(UInt16(bigEndian: address.sin_port))
+        return try await body(Int(UInt16(bigEndian: address.sin_port)))
     }
 }

@@ -12,18 +12,17 @@ import Testing
 /// together.
 @Suite(.enabled(if: PostgresTestEnvironment.shouldRun, "FIELDMERGE_POSTGRES_URL is not set: PostgreSQL suite skipped (Scripts/with-postgres swift test runs it)"))
 struct PostgresScopeTests {
-    @Test(arguments: ScopeScenario.allCases, PostgresWriteOrder.allCases)
-    func scenario(_ scenario: ScopeScenario, order: PostgresWriteOrder) async throws {
+    @Test(arguments: ScopeScenario.allCases)
+    func scenario(_ scenario: ScopeScenario) async throws {
         try await PostgresTestDatabase.with { database in
-            try await scenario.run { try await database.server(TeamApp.schema, scopes: TeamApp.rules, order: order) }
+            try await scenario.run { try await database.server(TeamApp.schema, scopes: TeamApp.rules) }
         }
     }
 
-    @Test(arguments: PostgresWriteOrder.allCases)
-    func everyScopedReadAnswersAsOnSQLite(order: PostgresWriteOrder) async throws {
+    @Test func everyScopedReadAnswersAsOnSQLite() async throws {
         try await PostgresTestDatabase.with { database in
             let sqlite = try RevisionServer(.memory, schema: TeamApp.schema, options: TeamApp.options())
-            let postgres = try await database.server(TeamApp.schema, scopes: TeamApp.rules, order: order)
+            let postgres = try await database.server(TeamApp.schema, scopes: TeamApp.rules)
             for server in [sqlite, postgres] { try await Self.moveAndDelete(on: server) }
             let expected = try await Self.scopedReads(sqlite)
             let found = try await Self.scopedReads(postgres)
