@@ -68,7 +68,7 @@ public struct ServeCommand: AsyncParsableCommand {
     @Option(help: "With --postgres: at most how many write requests that queue behind each other are answered in one transaction (group commit, Specs/http.md §8); 1 answers each alone (default 32).")
     var postgresWriteGroup: Int?
 
-    @Option(help: "With --postgres: how the writes of every process on the data set are ordered: locked (one after another, the default) or parallel (each takes its revisions first; transactions run beside each other and commit in any order; Specs/http.md §8, \"Writes in parallel\"). A data set once opened parallel stays so.")
+    @Option(help: "With --postgres: how the writes of every process on the data set are ordered: parallel (each takes its revisions first; transactions run beside each other, lock only the records they change and commit in any order; Specs/http.md §8, \"Writes in parallel\"; the default) or locked (one after another, revisions with no gap). A data set once opened parallel stays so: processes that lock then refuse it.")
     var postgresOrder: PostgresWriteOrder?
 
     @Option(help: "strict (a stale change set is a conflict, as in the case study) or merge.")
@@ -261,7 +261,7 @@ public struct ServeCommand: AsyncParsableCommand {
         if let connector {
             let url = connector.url
             do {
-                let storage = try PostgresServerStorage(connector, schema: postgresSchema, order: postgresOrder ?? .locked)
+                let storage = try PostgresServerStorage(connector, schema: postgresSchema, order: postgresOrder ?? .parallel)
                 let source = storage.liveSource
                 let server = try await RevisionServer(storage: storage, schema: schema, options: options)
                 return (server, ServePostgres(connector, source: source, server: server), "\(url.description.split(separator: "?")[0]) schema \(postgresSchema ?? url.schema)")

@@ -140,6 +140,11 @@ public actor RevisionServer {
     var drainingWrites = false
     /// How many write groups run beside each other now (``ServerStorage/concurrentWrites``).
     var runningGroups = 0
+    /// Whether a look for writes that waited long enough to start a group beside the running
+    /// ones is due (``RevisionServer/besideAfter``).
+    var besideLookDue = false
+    /// How many of them carry ``RevisionServer/largeGroupRecords`` records or more.
+    var runningLargeGroups = 0
     /// How many group transactions of more than one request committed (tests read it).
     package internal(set) var writeGroupsCommitted = 0
     /// When this server last marked the time of a revision (``CompactingServerStorage/markRevision(_:at:)``).

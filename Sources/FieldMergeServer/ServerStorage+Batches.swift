@@ -8,6 +8,10 @@ extension ServerStorage {
         try await rows(entity, ids: ids)
     }
 
+    public nonisolated(nonsending) func rowsToReference(_ entity: ServerEntity, ids: [Int64]) async throws -> [Int64: ServerRow] {
+        try await rows(entity, ids: ids)
+    }
+
     public nonisolated(nonsending) func deletionsToChange(_ entity: ServerEntity, ids: [Int64]) async throws -> [Int64: Deletion] {
         try await deletions(entity, ids: ids)
     }

@@ -115,6 +115,12 @@ public protocol ServerStorage: AnyObject {
     /// ``deletions(_:ids:)`` for records the write transaction may re-create, locked as
     /// ``rowsToChange(_:ids:)`` locks. By default ``deletions(_:ids:)``.
     nonisolated(nonsending) func deletionsToChange(_ entity: ServerEntity, ids: [Int64]) async throws -> [Int64: Deletion]
+    /// ``rows(_:ids:)`` for records the write's records take their scope's root from (their
+    /// parents): a storage whose writes run beside each other keeps them from being changed
+    /// (not from being referenced) to the transaction's end, so that a parent moved to
+    /// another root beside the write either waits for it, and then moves the new record
+    /// along, or is read moved. By default ``rows(_:ids:)``.
+    nonisolated(nonsending) func rowsToReference(_ entity: ServerEntity, ids: [Int64]) async throws -> [Int64: ServerRow]
     /// Of `ids`, those `entity` has alive: ``exists(_:id:)`` for each.
     nonisolated(nonsending) func existing(_ entity: ServerEntity, ids: [Int64]) async throws -> Set<Int64>
     /// The revisions at which the log holds the records `ids` of `entity`, by id:

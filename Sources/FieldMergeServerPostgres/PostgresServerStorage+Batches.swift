@@ -16,17 +16,23 @@ extension PostgresServerStorage {
         try await rows(entity, ids: ids, lock: locksRows ? " ORDER BY \"id\" FOR UPDATE" : "")
     }
 
+    /// With writes in parallel, the rows are locked against change (`FOR KEY SHARE`, as a
+    /// reference check locks them), in id order; what later revision wrote them does not matter.
+    public nonisolated(nonsending) func rowsToReference(_ entity: ServerEntity, ids: [Int64]) async throws -> [Int64: ServerRow] {
+        try await rows(entity, ids: ids, lock: locksRows ? " ORDER BY \"id\" FOR KEY SHARE" : "", checked: false)
+    }
+
     public nonisolated(nonsending) func deletionsToChange(_ entity: ServerEntity, ids: [Int64]) async throws -> [Int64: Deletion] {
         try await deletions(entity, ids: ids, lock: locksRows ? " ORDER BY \"id\" FOR UPDATE" : "")
     }
 
-    private nonisolated(nonsending) func rows(_ entity: ServerEntity, ids: [Int64], lock: String) async throws -> [Int64: ServerRow] {
+    private nonisolated(nonsending) func rows(_ entity: ServerEntity, ids: [Int64], lock: String, checked: Bool = true) async throws -> [Int64: ServerRow] {
         guard !ids.isEmpty else { return [:] }
         let table = table(entity)
         var rows: [Int64: ServerRow] = [:]
         for row in try await run(table.selectAny + lock, Self.binds(ids: ids)) {
             let decoded = try Self.decodeRow(row, table, fieldRevisions: true)
-            if !lock.isEmpty { try checkNotWrittenAfter(decoded.revision) }
+            if checked && !lock.isEmpty { try checkNotWrittenAfter(decoded.revision) }
             rows[decoded.record.id] = decoded
         }
         return rows

@@ -6,13 +6,13 @@ import PostgresNIO
 /// (Specs/http.md §8, "How writes are ordered" and "Writes in parallel").
 public enum PostgresWriteOrder: String, Sendable, CaseIterable {
     /// Each write transaction locks the data set's state row first and holds it to its
-    /// commit: writes run one after another, revisions have no gaps. The default.
+    /// commit: writes run one after another, revisions have no gaps.
     case locked
     /// Each write takes its revisions and ids before its transaction begins, in a statement
     /// of its own that registers them as in flight; the transactions then run beside each
     /// other, lock only the records they change, and commit in any order. Catch-ups stop
     /// below the smallest revision still in flight (the watermark), so that none skips a
-    /// revision that commits after it. A revision whose write rolls back is a gap.
+    /// revision that commits after it. A revision whose write rolls back is a gap. The default.
     case parallel
 }
 
@@ -21,11 +21,19 @@ extension PostgresServerStorage {
     /// with ``PostgresWriteOrder/parallel`` has opened it; servers that lock refuse it then.
     static let writeOrderKey = "writeOrder"
 
-
-    static var unreservedWrite: ServerError {
-        ServerError(
-            .storage,
-            "this data set's writes run in parallel (PostgresWriteOrder.parallel): compaction, imports and scopes are not available on it yet")
+    /// How the writes of the data set in `schema` (the URL's when nil) are ordered, as its
+    /// state says: ``PostgresWriteOrder/parallel`` once a server that writes in parallel has
+    /// opened it, else (or when there is no data set there yet) ``PostgresWriteOrder/locked``.
+    /// For tools that open a data set beside its servers (an export, a compaction).
+    public static func recordedOrder(_ connector: PostgresConnector, schema: String? = nil) async throws -> PostgresWriteOrder {
+        let storage = try PostgresServerStorage(connector, schema: schema, order: .locked)
+        return try await storage.read { () async throws -> PostgresWriteOrder in
+            guard try await storage.scalar("SELECT to_regclass($1)::TEXT", Self.binds(storage.named("__fm_server")), as: String.self) != nil
+            else { return .locked }
+            let value = try await storage.scalar(
+                "SELECT \"value\" FROM \(storage.named("__fm_server")) WHERE \"key\" = $1", Self.binds(Self.writeOrderKey), as: Int64.self)
+            return value == 1 ? .parallel : .locked
+        }
     }
 
     static func orderMismatch(_ schema: String) -> ServerError {
@@ -50,12 +58,19 @@ extension PostgresServerStorage {
         try await run(
             "CREATE TABLE IF NOT EXISTS \(named("__fm_inflight")) (\"revision\" BIGINT PRIMARY KEY, \"pid\" INTEGER NOT NULL, "
                 + "\"started\" TIMESTAMPTZ, \"at\" TIMESTAMPTZ NOT NULL)")
+        let marked = try await scalar(
+            "SELECT \"value\" FROM \(named("__fm_server")) WHERE \"key\" = $1", Self.binds(Self.writeOrderKey), as: Int64.self) == 1
+        // A data set that servers which lock have written until now: the state rows first, so
+        // that a write of theirs in progress (which read no mark under that lock) ends before
+        // the counters are read and the mark is there; every later one reads it and refuses.
+        if !marked { try await run("SELECT 1 FROM \(named("__fm_server")) FOR UPDATE") }
         for table in tables {
             try await run(
                 "INSERT INTO \(named("__fm_ids")) (\"entity\", \"next\") SELECT $1, GREATEST((SELECT coalesce(max(\"id\"), 0) FROM \(table.table)), "
                     + "(SELECT coalesce(max(\"id\"), 0) FROM \(named("__fm_deleted")) WHERE \"entity\" = $1)) + 1 ON CONFLICT (\"entity\") DO NOTHING",
                 Self.binds(table.entity.name))
         }
+        guard !marked else { return }
         try await run(
             "INSERT INTO \(named("__fm_server")) (\"key\", \"value\") VALUES ($1, 1) ON CONFLICT (\"key\") DO UPDATE SET \"value\" = 1",
             Self.binds(Self.writeOrderKey))
@@ -105,7 +120,7 @@ extension PostgresServerStorage {
             + "ids AS (UPDATE \(named("__fm_ids")) AS i SET \"next\" = i.\"next\" + u.\"count\" FROM unnest($3::TEXT[], $4::BIGINT[]) AS u(\"entity\", \"count\") "
             + "WHERE i.\"entity\" = u.\"entity\" RETURNING i.\"entity\", i.\"next\" - u.\"count\" AS \"first\"), "
             + "taken AS (INSERT INTO \(inflight) (\"revision\", \"pid\", \"started\", \"at\") SELECT m.\"value\" - $1 + g, pg_backend_pid(), "
-            + "(SELECT backend_start FROM pg_stat_activity WHERE pid = pg_backend_pid()), clock_timestamp() FROM moved m, generate_series(1, $1) g RETURNING 1), "
+            + "(SELECT backend_start FROM pg_stat_get_activity(pg_backend_pid())), clock_timestamp() FROM moved m, generate_series(1, $1) g RETURNING 1), "
             + "told AS (SELECT pg_notify($5, (SELECT \"value\" FROM moved)::TEXT) FROM (SELECT 1 FROM reaped LIMIT 1) r) "
             + "SELECT (SELECT \"value\" FROM moved) - $1, (SELECT \"value\" FROM clock), "
             + "coalesce((SELECT \"value\" FROM \(server) WHERE \"key\" = 'schemaVersion'), 1), coalesce((SELECT \"value\" FROM \(server) WHERE \"key\" = 'horizon'), 0), "
@@ -135,10 +150,20 @@ extension PostgresServerStorage {
     /// transaction, so no longer writing them) for longer than the seconds bound at `after`;
     /// rows younger than the seconds at `quick` are left alone (a write between taking its
     /// revisions and its `BEGIN` is idle for a moment).
-    func reapQuery(after: String, quick: String) -> String {
-        "DELETE FROM \(named("__fm_inflight")) i WHERE i.\"at\" < clock_timestamp() - interval '1 second' * \(quick) AND NOT EXISTS "
-            + "(SELECT 1 FROM pg_stat_activity a WHERE a.pid = i.\"pid\" AND a.backend_start IS NOT DISTINCT FROM i.\"started\" "
-            + "AND (a.state IS DISTINCT FROM 'idle' OR i.\"at\" > clock_timestamp() - interval '1 second' * \(after))) RETURNING 1"
+    /// The backends are read once, from the function behind the `pg_stat_activity` view
+    /// (`pg_stat_get_activity(NULL)`): the view's joins cost every reservation half a
+    /// millisecond of planning, and a call per row (`pg_stat_get_activity(pid)`) a read of
+    /// every backend for each of thousands of revisions a large request holds. With `skipLocked`, rows another reaper is removing at the same moment are
+    /// skipped, not waited for: for a write that runs alone, which holds what it reaps to its
+    /// commit; the reapers that run all the time keep the plainer statement.
+    func reapQuery(after: String, quick: String, skipLocked: Bool = false) -> String {
+        let inflight = named("__fm_inflight")
+        let dead = "i.\"at\" < clock_timestamp() - interval '1 second' * \(quick) AND NOT EXISTS "
+            + "(SELECT 1 FROM pg_stat_get_activity(NULL) a WHERE a.pid = i.\"pid\" AND a.backend_start IS NOT DISTINCT FROM i.\"started\" "
+            + "AND (a.state IS DISTINCT FROM 'idle' OR i.\"at\" > clock_timestamp() - interval '1 second' * \(after)))"
+        guard skipLocked else { return "DELETE FROM \(inflight) i WHERE \(dead) RETURNING i.\"revision\"" }
+        return "DELETE FROM \(inflight) WHERE \"revision\" IN (SELECT i.\"revision\" FROM \(inflight) i WHERE \(dead) "
+            + "FOR UPDATE SKIP LOCKED) RETURNING \"revision\""
     }
 
     /// How old a revision in flight must be before anyone asks whether its backend is gone: a
@@ -241,10 +266,13 @@ extension PostgresServerStorage {
             session.idPool[entity.position] = (pool.next + Int64(count), pool.end)
             return Array(pool.next..<pool.next + Int64(count))
         }
+        // A counter that is missing (removed by hand) starts again past the largest id alive or deleted.
         guard let first = try await scalar(
-            "UPDATE \(named("__fm_ids")) SET \"next\" = \"next\" + $2 WHERE \"entity\" = $1 RETURNING \"next\" - $2",
+            "INSERT INTO \(named("__fm_ids")) AS i (\"entity\", \"next\") SELECT $1, GREATEST((SELECT coalesce(max(\"id\"), 0) FROM \(table(entity).table)), "
+                + "(SELECT coalesce(max(\"id\"), 0) FROM \(named("__fm_deleted")) WHERE \"entity\" = $1)) + 1 + $2 "
+                + "ON CONFLICT (\"entity\") DO UPDATE SET \"next\" = i.\"next\" + $2 RETURNING i.\"next\" - $2",
             Self.binds(entity.name, Int64(count)), prepared: true, as: Int64.self)
-        else { throw ServerError(.corrupt, "the id counter of \(entity.name) is missing") }
+        else { throw ServerError(.corrupt, "the id counter of \(entity.name) could not be moved") }
         return Array(first..<first + Int64(count))
     }
 

@@ -41,11 +41,15 @@ extension PostgresServerStorage: TransferableServerStorage {
         let keys = columns.prefix(table.keyCount).joined(separator: ", ")
         var sql = "SELECT \(columns.joined(separator: ", ")) FROM \(named(table.name))"
         var binds = PostgresBindings()
+        var conditions: [String] = []
         if let key {
             let parameters = (1...key.count).map { "$\($0)" }.joined(separator: ", ")
-            sql += " WHERE (\(keys)) > (\(parameters))"
+            conditions.append("(\(keys)) > (\(parameters))")
             for cell in key { Self.bind(cell, into: &binds) }
         }
+        // How writes are ordered belongs to the servers, not to the data set they move.
+        if table == .server { conditions.append("\"key\" <> '\(Self.writeOrderKey)'") }
+        if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
         sql += " ORDER BY \(keys) LIMIT \(max(1, limit))"
         var rows: [[TransferCell]] = []
         for row in try await run(sql, binds) {
@@ -98,6 +102,7 @@ extension PostgresServerStorage: TransferableServerStorage {
             }
             try await run("INSERT INTO \(named(table.name)) (\(columns)) VALUES " + PostgresServerTable.rows(chunk.count, width: table.columns.count, first: 1), binds)
         }
+        if table == .server { try await markWriteOrder() }
     }
 
     public nonisolated(nonsending) func insertRecords(_ rows: [ServerRow], of entity: ServerEntity) async throws {

@@ -16,10 +16,14 @@ import PostgresNIO
 /// `__fm_scopes` the rules the roots were computed for; once a server with scopes has opened
 /// the data set, every table is also indexed by revision.
 ///
-/// ``write(_:)`` is one READ COMMITTED transaction that first locks the state rows
-/// (`SELECT ... FOR UPDATE`): the write transactions of all servers on the data set run one
-/// after another, each seeing what the one before committed, so revisions are handed out in
-/// one order with no gap and no duplicate. ``read(_:)`` is one REPEATABLE READ READ ONLY
+/// How the write transactions of all servers on the data set are ordered is ``order``. By
+/// default (``PostgresWriteOrder/parallel``) each request's write, ``write(reserving:_:)``,
+/// takes its revisions first and runs beside the others, locking only the records it
+/// changes; catch-ups stop below the revisions still in flight. With
+/// ``PostgresWriteOrder/locked``, each first locks the state rows (`SELECT ... FOR UPDATE`)
+/// and they run one after another, revisions with no gap. ``write(_:)`` (compaction, an
+/// import) always locks the state rows, and with writes in parallel waits for those in
+/// flight. ``read(_:)`` is one REPEATABLE READ READ ONLY
 /// transaction: one committed state, taking no lock. A write that moves the revision announces
 /// it on ``liveChannel`` as it commits, so that every server on the data set can tell its live
 /// subscribers (``PostgresLiveListener``).
@@ -120,7 +124,7 @@ public final class PostgresServerStorage: ServerStorage {
     ///
     /// - Throws: `ServerError/Code/storage` when `schema` is not a plain
     ///   name (``PostgresIdentifier/isPlainName(_:)``).
-    public init(_ connector: PostgresConnector, schema: String? = nil, order: PostgresWriteOrder = .locked) throws(ServerError) {
+    public init(_ connector: PostgresConnector, schema: String? = nil, order: PostgresWriteOrder = .parallel) throws(ServerError) {
         let name = schema ?? connector.url.schema
         guard PostgresIdentifier.isPlainName(name) else {
             throw ServerError(.storage, "the PostgreSQL schema name \(name.debugDescription) is not a plain name (\(PostgresIdentifier.plainNameRule))")
@@ -140,8 +144,12 @@ public final class PostgresServerStorage: ServerStorage {
     /// (SQLSTATE 40001, 40P01: it rolled back, having changed nothing) runs again, `body`
     /// included, after a short random wait, up to ``maxAttempts`` times in all; only then
     /// does the error reach the caller, as a storage error the client retries.
+    ///
+    /// With writes in parallel (``PostgresWriteOrder/parallel``) this is a write that runs
+    /// alone (compaction, an import, the roots of new scope rules): holding the state rows,
+    /// which every write updates first to take its revisions, it then waits for the writes in
+    /// flight to end, and so runs as it would with the lock.
     public nonisolated(nonsending) func write<T>(_ body: nonisolated(nonsending) () async throws -> T) async throws -> T {
-        guard order == .locked else { throw Self.unreservedWrite }
         var attempt = 1
         while true {
             do {
@@ -149,6 +157,7 @@ public final class PostgresServerStorage: ServerStorage {
                     // Every writer of the data set queues here; the lock holds until COMMIT. The
                     // rows it returns are the state that ``state()`` answers in this transaction.
                     lockedState = try state(from: try await run("SELECT \"key\", \"value\" FROM \(named("__fm_server")) FOR UPDATE", prepared: true))
+                    if order == .parallel { try await waitForWritesInFlight() }
                     let result = try await body()
                     if let held = session.heldState {
                         session.heldState = nil

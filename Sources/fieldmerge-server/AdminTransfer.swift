@@ -103,7 +103,9 @@ final class OpenedDataSet {
         case .postgres(let url, let schema):
             let connector = PostgresConnector(url)
             do {
-                return OpenedDataSet(try PostgresServerStorage(connector, schema: schema), place: place, connector: connector, made: made)
+                // As its servers order their writes (a new data set: as any server will).
+                let order = try await PostgresServerStorage.recordedOrder(connector, schema: schema)
+                return OpenedDataSet(try PostgresServerStorage(connector, schema: schema, order: order), place: place, connector: connector, made: made)
             } catch {
                 await connector.shutdown()
                 throw error
@@ -128,7 +130,7 @@ final class OpenedDataSet {
     static func server(_ url: PostgresURL, schema name: String?, schema: Schema) async throws -> (RevisionServer, PostgresConnector) {
         let connector = PostgresConnector(url)
         do {
-            let storage = try PostgresServerStorage(connector, schema: name)
+            let storage = try PostgresServerStorage(connector, schema: name, order: try await PostgresServerStorage.recordedOrder(connector, schema: name))
             guard let lines = try await storage.recordedSchemaLines() else { throw AdminTransferError("\(DataSetPlace.postgres(url, schema: name)) holds no data set") }
             try check(lines, against: schema, place: .postgres(url, schema: name))
             return (try await RevisionServer(storage: storage, schema: schema), connector)

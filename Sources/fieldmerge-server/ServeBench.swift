@@ -47,7 +47,7 @@ struct ServeBench: AsyncParsableCommand {
         switch setup {
         case "sqlite": arguments = [["--db", folder + "/server.sqlite"] + (durable ? ["--durable"] : [])]
         default:
-            let order = setup.hasSuffix("-parallel") ? ["--postgres-order", "parallel"] : []
+            let order = ["--postgres-order", setup.hasSuffix("-parallel") ? "parallel" : "locked"]
             arguments = Array(repeating: ["--postgres", postgres!, "--postgres-schema", dataSet] + order, count: setup.hasPrefix("postgres2") ? 2 : 1)
         }
         var servers: [ServeProcess] = []

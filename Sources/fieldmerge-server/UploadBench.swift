@@ -38,7 +38,7 @@ struct UploadBench: AsyncParsableCommand {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let dataSet = "fm_bench_\(UInt32.random(in: 0...UInt32.max))"
-        let order = setup.hasSuffix("-parallel") ? ["--postgres-order", "parallel"] : []
+        let order = ["--postgres-order", setup.hasSuffix("-parallel") ? "parallel" : "locked"]
         let server = try ServeProcess.start(
             setup == "sqlite" ? ["--db", folder + "/server.sqlite"] : ["--postgres", postgres!, "--postgres-schema", dataSet] + order)
         defer { server.stop() }

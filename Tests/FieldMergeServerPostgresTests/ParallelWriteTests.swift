@@ -168,16 +168,16 @@ struct ParallelWriteTests {
         }
     }
 
-    /// Runs `body` while another session holds list `id`'s row, then releases it and runs
-    /// what `body` returned (awaiting what needed the row).
+    /// Runs `body` while another session holds the row `id` of `table` (a list's by
+    /// default), then releases it and runs what `body` returned (awaiting what needed the row).
     static func holdingList<T>(
-        _ id: Int64, of database: PostgresTestDatabase,
+        _ id: Int64, in table: String = "lists", of database: PostgresTestDatabase,
         _ body: (PostgresConnection, Logger) async throws -> () async throws -> T
     ) async throws -> T {
         let admin = PostgresConnector(database.url, applicationName: "fm_admin")
         let held: () async throws -> T
         do {
-            held = try await holding(id, of: database, on: admin, body)
+            held = try await holding(id, in: table, of: database, on: admin, body)
         } catch {
             await admin.shutdown()
             throw error
@@ -187,14 +187,14 @@ struct ParallelWriteTests {
     }
 
     private static func holding<T>(
-        _ id: Int64, of database: PostgresTestDatabase, on admin: PostgresConnector,
+        _ id: Int64, in table: String, of database: PostgresTestDatabase, on admin: PostgresConnector,
         _ body: (PostgresConnection, Logger) async throws -> () async throws -> T
     ) async throws -> () async throws -> T {
         try await admin.client.withConnection { connection in
             let log = admin.logger
             try await connection.query("BEGIN", logger: log)
             try await connection.query(
-                PostgresQuery(unsafeSQL: "SELECT 1 FROM \"\(database.url.schema)\".\"lists\" WHERE \"id\" = $1 FOR UPDATE", binds: PostgresServerStorage.binds(id)),
+                PostgresQuery(unsafeSQL: "SELECT 1 FROM \"\(database.url.schema)\".\"\(table)\" WHERE \"id\" = $1 FOR UPDATE", binds: PostgresServerStorage.binds(id)),
                 logger: log)
             let finish = try await body(connection, log)
             try await connection.query("ROLLBACK", logger: log)

@@ -26,7 +26,7 @@ import Testing
 
             let events = Collected(try server.live.subscribe(identity: nil))
             // Another process on the same data set takes a write.
-            let other = try await database.server(schema)
+            let other = try await database.server(schema, order: .parallel)
             let device = SyncClient(store: try Store(.memory, schema: schema, replica: ReplicaID(1)), transport: InProcessTransport(server: other))
             try await device.write { _ = try $0.insert("lists", values: ["Field notes"]) }
             #expect(try await device.sync().sent == 1)

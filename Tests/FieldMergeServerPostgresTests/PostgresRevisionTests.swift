@@ -111,7 +111,8 @@ struct PostgresRevisionTests {
         }
     }
 
-    @Test func serversOpeningANewDataSetTogether_createItOnce() async throws {
+    @Test(arguments: PostgresWriteOrder.allCases)
+    func serversOpeningANewDataSetTogether_createItOnce(order: PostgresWriteOrder) async throws {
         try await PostgresTestDatabase.with { database in
             let (url, schema) = (database.url, schema)
             let opened = try await withThrowingTaskGroup(of: Int64.self) { group in
@@ -119,10 +120,12 @@ struct PostgresRevisionTests {
                     group.addTask {
                         let connector = PostgresConnector(url)
                         do {
-                            let server = try await RevisionServer(storage: try PostgresServerStorage(connector), schema: schema)
+                            let server = try await RevisionServer(storage: try PostgresServerStorage(connector, order: order), schema: schema)
                             let response = try await server.handle(SyncRequest(maxRevision: 0, changeSets: [createList("from \(index)")]))
                             await connector.shutdown()
-                            return response.maxRevision
+                            // The revision its create got (the answer's own may stop below it
+                            // while another's is in flight, with writes in parallel).
+                            return revisions(Array(response.changeSets.suffix(1))).first ?? -1
                         } catch {
                             await connector.shutdown()
                             throw error
@@ -294,11 +297,8 @@ struct PostgresRevisionTests {
 extension PostgresRevisionTests {
     /// Returns once a connection named `application` (a test database's servers are named by
     /// its schema) waits for a lock, asking on `connection`.
-    static func untilWaitingForALock(_ application: String, on connection: PostgresConnection, logger: Logger) async throws {
-        let waiters = PostgresQuery(
-            unsafeSQL: "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'",
-            binds: PostgresServerStorage.binds(application))
-        while try await connection.query(waiters, logger: logger).collect().first?.decode(Int64.self) == 0 {
+    static func untilWaitingForALock(_ application: String, on connection: PostgresConnection, logger: Logger, count: Int64 = 1) async throws {
+        while try await ParallelAloneWriteTests.waiting(application, on: connection, logger: logger) < count {
             try await Task.sleep(for: .milliseconds(10))
         }
     }

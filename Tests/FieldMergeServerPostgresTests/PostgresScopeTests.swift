@@ -12,17 +12,18 @@ import Testing
 /// together.
 @Suite(.enabled(if: PostgresTestEnvironment.shouldRun, "FIELDMERGE_POSTGRES_URL is not set: PostgreSQL suite skipped (Scripts/with-postgres swift test runs it)"))
 struct PostgresScopeTests {
-    @Test(arguments: ScopeScenario.allCases)
-    func scenario(_ scenario: ScopeScenario) async throws {
+    @Test(arguments: ScopeScenario.allCases, PostgresWriteOrder.allCases)
+    func scenario(_ scenario: ScopeScenario, order: PostgresWriteOrder) async throws {
         try await PostgresTestDatabase.with { database in
-            try await scenario.run { try await database.server(TeamApp.schema, scopes: TeamApp.rules) }
+            try await scenario.run { try await database.server(TeamApp.schema, scopes: TeamApp.rules, order: order) }
         }
     }
 
-    @Test func everyScopedReadAnswersAsOnSQLite() async throws {
+    @Test(arguments: PostgresWriteOrder.allCases)
+    func everyScopedReadAnswersAsOnSQLite(order: PostgresWriteOrder) async throws {
         try await PostgresTestDatabase.with { database in
             let sqlite = try RevisionServer(.memory, schema: TeamApp.schema, options: TeamApp.options())
-            let postgres = try await database.server(TeamApp.schema, scopes: TeamApp.rules)
+            let postgres = try await database.server(TeamApp.schema, scopes: TeamApp.rules, order: order)
             for server in [sqlite, postgres] { try await Self.moveAndDelete(on: server) }
             let expected = try await Self.scopedReads(sqlite)
             let found = try await Self.scopedReads(postgres)

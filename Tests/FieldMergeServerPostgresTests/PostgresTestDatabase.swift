@@ -50,7 +50,10 @@ final class PostgresTestDatabase {
     }
 
     /// A server on the test schema with a connection pool of its own, as another process
-    /// serving the same data set would have; with `scopes`, a scoped one.
+    /// serving the same data set would have; with `scopes`, a scoped one. It locks unless
+    /// told otherwise (`order`), unlike the storage's default: most suites here check the
+    /// lock's revisions without gaps, and the suites of writes in parallel (the default)
+    /// say so, or run on both orders.
     func server(
         _ schema: Schema, mode: RevisionServer.Mode = .strict, wall: any WallClock = ManualWallClock(milliseconds: 1_000_000),
         replica: ReplicaID = ReplicaID(0x5E_5E), scopes: ScopeRules? = nil, options base: RevisionServer.Options = RevisionServer.Options(),

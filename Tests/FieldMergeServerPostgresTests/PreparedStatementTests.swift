@@ -26,7 +26,7 @@ struct PreparedStatementTests {
         try await PostgresTestDatabase.with { database in
             // One connection: every transaction runs on the session the test looks at.
             let connector = database.connector(maximumConnections: 1)
-            let server = try await RevisionServer(storage: try PostgresServerStorage(connector), schema: try postgresSchema())
+            let server = try await RevisionServer(storage: try PostgresServerStorage(connector, order: .locked), schema: try postgresSchema())
             let storage = try #require(server.unsafeStorage as? PostgresServerStorage)
             let first = try await server.handle(SyncRequest(maxRevision: 0, changeSets: [createList("one")], clientID: "device", requestID: "1"))
             // The first write of the server also marks its revision's time (compaction), which
@@ -58,7 +58,7 @@ struct PreparedStatementTests {
     @Test func nullsAndValuesOfOneField_eachComeBackAsWritten() async throws {
         try await PostgresTestDatabase.with { database in
             let connector = database.connector(maximumConnections: 1)
-            let server = try await RevisionServer(storage: try PostgresServerStorage(connector), schema: try postgresSchema())
+            let server = try await RevisionServer(storage: try PostgresServerStorage(connector, order: .locked), schema: try postgresSchema())
             let names: [Value] = [.null, .text("x"), .null, .text("y"), .text("z"), .null]
             for (index, name) in names.enumerated() {
                 let record = WireRecord(id: -1, present: FieldMask.all(count: 1), values: [name])
@@ -81,7 +81,7 @@ struct PreparedStatementTests {
     @Test func aStatementThatFailedOnce_runsUnnamedThereAfter() async throws {
         try await PostgresTestDatabase.with { database in
             let connector = database.connector(maximumConnections: 1)
-            let server = try await RevisionServer(storage: try PostgresServerStorage(connector), schema: try postgresSchema())
+            let server = try await RevisionServer(storage: try PostgresServerStorage(connector, order: .locked), schema: try postgresSchema())
             let storage = try #require(server.unsafeStorage as? PostgresServerStorage)
             let table = "\(try PostgresServerStorage.quote(database.url.schema)).\"probe\""
             let sql = "SELECT count(*) FROM \(table)"

@@ -39,6 +39,13 @@ extension RevisionServer {
     func prepareRoots() async throws {
         guard let plan = scopePlan, !rootsReady else { return }
         let storage = scopedStorage
+        // Read first: a write here runs alone where writes run in parallel, and a server that
+        // starts on rules the data set already has must not hold the others' writes back. (A
+        // data set that lacks what the signature needs fails the read: the write makes it.)
+        if let signature = try? await storage.read({ try await storage.scopeSignature() }), signature == plan.signature {
+            rootsReady = true
+            return
+        }
         try await storage.write { () async throws in
             guard try await storage.scopeSignature() != plan.signature else { return }
             for (position, place) in plan.places.enumerated() where place == .unscoped {
@@ -149,7 +156,7 @@ extension RevisionServer {
         case .root: return (id, true)
         case .member(_, let field, let parent):
             guard case .integer(let parentID) = values[field] else { return (nil, true) }
-            guard let parentRow = try await storage.row(entities[parent], id: parentID) else { return (nil, false) }
+            guard let parentRow = try await storage.rowsToReference(entities[parent], ids: [parentID])[parentID] else { return (nil, false) }
             return (parentRow.root, true)
         }
     }
@@ -167,7 +174,9 @@ extension RevisionServer {
             guard case .member(_, let field, let parent) = place, parent == entity.position else { continue }
             let child = entities[position]
             for childID in try await storage.referencing(id, from: child, field: field) {
-                guard var row = try await storage.row(child, id: childID), row.root != new else { continue }
+                // Locked as a record the change set changes: a write beside this one that
+                // changes it waits, or is waited for and read as it left it.
+                guard var row = try await storage.rowsToChange(child, ids: [childID])[childID], row.root != new else { continue }
                 let key = "\(child.name)#\(childID)"
                 if attempt.revisionBefore[key] == nil { attempt.revisionBefore[key] = row.revision }
                 row.root = new
