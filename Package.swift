@@ -271,6 +271,7 @@ let package = Package(
                 "FieldMerge", "FieldMergeSQLite", "FieldMergeProtocol", "FieldMergeSync", "FieldMergeServer", "FieldMergeServerSQLite", "FieldMergeJSON",
                 "FieldMergeServerPostgres", "FieldMergeTestSupport",
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Server"])),
+                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Server"])),
             ]
         ),
         .testTarget(

@@ -53,6 +53,14 @@ public final class PostgresConnector: Sendable {
             tls: Self.clientTLS(url.tls))
         configuration.options.maximumConnections = maximumConnections
         configuration.options.connectTimeout = .seconds(10)
+        // No keep-alive pings: PostgresNIO 1.33 runs a ping on a task of its own, and one that
+        // starts after its connection closed (at ``shutdown()``, or when the server ends the
+        // session) writes its query to the closed channel, where nothing ever answers or fails
+        // it; the pool's `run()` then never returns and ``shutdown()`` waits forever. Under
+        // load, a test run hung that way one time in four. Idle connections close after the
+        // pool's idle timeout instead, and a connection found closed when a transaction
+        // leases it fails that transaction with a storage error the client retries.
+        configuration.options.keepAliveBehavior = nil
         configuration.options.additionalStartupParameters = [("application_name", applicationName)]
         if let statementTimeout {
             let (seconds, attoseconds) = statementTimeout.components
@@ -70,9 +78,12 @@ public final class PostgresConnector: Sendable {
 
     /// Closes every connection and stops the client; the storages on it fail from then on.
     public func shutdown() async {
+        logger.trace("connector shuts down")
         runner.cancel()
         await runner.value
+        logger.trace("connector's client stopped")
         try? await loops.shutdownGracefully()
+        logger.trace("connector's loop stopped")
     }
 
     /// Connects once, outside the pool, so that an unreachable database or refused login is

@@ -229,9 +229,14 @@ public final class PostgresServerStorage: ServerStorage {
         do {
             // The transaction's state travels with its task; PostgresNIO's calls run on the
             // loop of the connections (and the server's), not on the shared pool.
+            let log = connector.logger
+            log.trace("transaction leases a connection", metadata: ["begin": "\(begin)"])
+            defer { log.trace("transaction ended") }
             return try await PostgresTransactions.$current.withValue(sessions) { () async throws -> T in
                 try await withTaskExecutorPreference(connector.taskExecutor) { () async throws -> T in
                     try await connector.client.withConnection { (leased: PostgresConnection) async throws -> T in
+                        log.trace("transaction leased a connection", metadata: ["connection": "\(leased.id)"])
+                        defer { log.trace("transaction returns its connection", metadata: ["connection": "\(leased.id)"]) }
                         session.connection = leased
                         let result: T
                         do {

@@ -205,13 +205,18 @@ struct ParallelWriteTests {
     /// Returns once no backend of the test's servers waits for a lock (a terminated one has gone).
     static func untilNoBackendWaits(_ database: PostgresTestDatabase) async throws {
         let admin = PostgresConnector(database.url, applicationName: "fm_admin")
-        try await admin.client.withConnection { connection in
-            let query = PostgresQuery(
-                unsafeSQL: "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'",
-                binds: PostgresServerStorage.binds(database.url.schema))
-            while try await connection.query(query, logger: admin.logger).collect().first?.decode(Int64.self) != 0 {
-                try await Task.sleep(for: .milliseconds(10))
+        do {
+            try await admin.client.withConnection { connection in
+                let query = PostgresQuery(
+                    unsafeSQL: "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'",
+                    binds: PostgresServerStorage.binds(database.url.schema))
+                try await PostgresRevisionTests.poll("no backend of the test waiting for a lock") {
+                    try await connection.query(query, logger: admin.logger).collect().first?.decode(Int64.self) == 0
+                }
             }
+        } catch {
+            await admin.shutdown()
+            throw error
         }
         await admin.shutdown()
     }

@@ -298,10 +298,25 @@ extension PostgresRevisionTests {
     /// Returns once a connection named `application` (a test database's servers are named by
     /// its schema) waits for a lock, asking on `connection`.
     static func untilWaitingForALock(_ application: String, on connection: PostgresConnection, logger: Logger, count: Int64 = 1) async throws {
-        while try await ParallelAloneWriteTests.waiting(application, on: connection, logger: logger) < count {
+        try await poll("\(count) backends of the test waiting for a lock") {
+            try await ParallelAloneWriteTests.waiting(application, on: connection, logger: logger) >= count
+        }
+    }
+
+    /// Returns once `condition` holds, looking every 10 ms; throws after 60 s, so that a wait
+    /// for something that never comes fails its test instead of stalling the run.
+    static func poll(_ what: String, until condition: () async throws -> Bool) async throws {
+        let started = ContinuousClock.now
+        while try await !condition() {
+            guard ContinuousClock.now - started < .seconds(60) else { throw PollTimeout(description: "waited 60 s for \(what)") }
             try await Task.sleep(for: .milliseconds(10))
         }
     }
+}
+
+/// A wait in a test that did not end (``PostgresRevisionTests/poll(_:until:)``).
+struct PollTimeout: Error, CustomStringConvertible {
+    var description: String
 }
 
 extension Array {

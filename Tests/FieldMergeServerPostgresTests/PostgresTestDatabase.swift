@@ -39,13 +39,17 @@ final class PostgresTestDatabase {
         url.schema = "fm_test_" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
         let database = PostgresTestDatabase(url)
         let result: T
+        database.note("body begins")
         do {
             result = try await body(database)
         } catch {
+            database.note("body threw \(error)")
             try? await database.drop()
             throw error
         }
+        database.note("body returned")
         try await database.drop()
+        database.note("dropped")
         return result
     }
 
@@ -59,7 +63,7 @@ final class PostgresTestDatabase {
         replica: ReplicaID = ReplicaID(0x5E_5E), scopes: ScopeRules? = nil, options base: RevisionServer.Options = RevisionServer.Options(),
         statementTimeout: Duration? = nil, order: PostgresWriteOrder = .locked, reapAfter: Duration = .seconds(5)
     ) async throws -> RevisionServer {
-        let connector = PostgresConnector(url, statementTimeout: statementTimeout, applicationName: url.schema)
+        let connector = PostgresConnector(url, statementTimeout: statementTimeout, applicationName: url.schema, logger: trace("server \(connectors.count)"))
         connectors.append(connector)
         var options = base
         options.mode = mode
@@ -71,7 +75,7 @@ final class PostgresTestDatabase {
 
     /// A connector with a pool of its own on the test schema, shut down with the database.
     func connector(maximumConnections: Int = 4) -> PostgresConnector {
-        let connector = PostgresConnector(url, maximumConnections: maximumConnections, applicationName: url.schema)
+        let connector = PostgresConnector(url, maximumConnections: maximumConnections, applicationName: url.schema, logger: trace("connector \(connectors.count)"))
         connectors.append(connector)
         return connector
     }
@@ -80,7 +84,7 @@ final class PostgresTestDatabase {
     /// the servers (seeding what a test needs).
     func execute(_ sql: String, _ values: any PostgresDynamicTypeEncodable...) async throws {
         let binds = PostgresServerStorage.binds(values)
-        let admin = PostgresConnector(url)
+        let admin = PostgresConnector(url, logger: trace("execute"))
         do {
             try await admin.client.withConnection { connection in
                 _ = try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: admin.logger)
@@ -96,7 +100,7 @@ final class PostgresTestDatabase {
     /// of its own.
     func count(_ sql: String, _ values: any PostgresDynamicTypeEncodable...) async throws -> Int64? {
         let binds = PostgresServerStorage.binds(values)
-        let admin = PostgresConnector(url)
+        let admin = PostgresConnector(url, logger: trace("count"))
         let result: Int64?
         do {
             result = try await admin.client.withConnection { connection in
@@ -115,10 +119,26 @@ final class PostgresTestDatabase {
 
     /// Stops the servers' pools and drops the schema with everything in it.
     private func drop() async throws {
-        for connector in connectors { await connector.shutdown() }
+        for (index, connector) in connectors.enumerated() {
+            note("connector \(index) shuts down")
+            await connector.shutdown()
+        }
         connectors = []
+        note("schema dropped")
         try await execute("DROP SCHEMA IF EXISTS \"\(url.schema)\" CASCADE")
     }
+
+    /// A logger for the trace of this test (``PostgresTestTrace``), labelled `what`.
+    func trace(_ what: String) -> Logger? {
+        PostgresTestTrace.logger(url.schema).map { logger in
+            var logger = logger
+            logger[metadataKey: "of"] = "\(what)"
+            return logger
+        }
+    }
+
+    /// Notes `message` in the trace of this test.
+    func note(_ message: String) { PostgresTestTrace.note(url.schema, message) }
 }
 
 /// The lists-and-tasks schema of the sync tests, with a field of every type.
