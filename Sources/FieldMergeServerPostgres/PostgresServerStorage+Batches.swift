@@ -89,6 +89,12 @@ extension PostgresServerStorage {
     /// written back before the commit, so ids cost no round trip after the first.
     public nonisolated(nonsending) func nextIDs(_ entity: ServerEntity, count: Int) async throws -> [Int64] {
         guard count > 0 else { return [] }
+        let ids = try await givenIDs(entity, count: count)
+        session.freshIDs[entity.position, default: []].formUnion(ids)
+        return ids
+    }
+
+    private nonisolated(nonsending) func givenIDs(_ entity: ServerEntity, count: Int) async throws -> [Int64] {
         if locksRows { return try await reservedIDs(entity, count: count) }
         guard lockedState != nil else { throw ServerError(.storage, "PostgreSQL: ids are given out in a write transaction only") }
         if idCounters[entity.position] == nil {

@@ -34,6 +34,10 @@ struct PendingRecords {
     var ids: Set<Int64> = []
     /// Parameters per record.
     let width: Int
+    /// Whether every record of the run is created under an id this transaction was given
+    /// (``PostgresTransaction/freshIDs``) and written for the first time: no row and no log
+    /// entry has its id yet, so a run bound by column is sent as plain inserts.
+    var fresh = true
 
     /// PostgreSQL takes at most 65,535 parameters per statement.
     static let maxBinds = 65_535
@@ -100,12 +104,17 @@ struct PendingRecords {
 
 extension PostgresServerStorage {
     public nonisolated(nonsending) func write(_ row: ServerRow, of entity: ServerEntity) async throws {
-        windowEntities = nil
+        // The transaction's state is found once (a task-local) for what runs once per record.
+        let session = session
+        session.windowEntities = nil
+        session.prefetchedBounds = nil
         // A value it cannot store fails the request now (the row is bound when sent).
         for value in row.record.values { try Self.checkStorable(value) }
-        let table = table(entity)
-        try await hold(.write, entity, id: row.record.id, width: table.sql.columns.count)
-        pending!.rows.append(.write(row))
+        let fresh = session.freshIDs[entity.position]?.remove(row.record.id) != nil
+        try await hold(.write, entity, id: row.record.id, width: tables[entity.position].sql.columns.count, in: session)
+        if !fresh { session.pending!.fresh = false }
+        session.pending!.rows.append(.write(row))
+        try await sendAheadWhenLarge(session)
     }
 
     /// Binds the columns of `row` in the order of the table's `sql.columns`.
@@ -124,46 +133,72 @@ extension PostgresServerStorage {
     }
 
     public nonisolated(nonsending) func delete(_ entity: ServerEntity, id: Int64, tombstone: Stamp, revision: Int64) async throws {
-        windowEntities = nil
-        try await hold(.delete, entity, id: id, width: 3)
-        pending!.rows.append(.delete(id: id, revision: revision, tombstone: tombstone))
+        let session = session
+        session.windowEntities = nil
+        session.prefetchedBounds = nil
+        session.freshIDs[entity.position]?.remove(id)
+        try await hold(.delete, entity, id: id, width: 3, in: session)
+        session.pending!.rows.append(.delete(id: id, revision: revision, tombstone: tombstone))
+        try await sendAheadWhenLarge(session)
+    }
+
+    /// Sends the run held ahead once it is large (``PendingRecords/aheadRun``). While
+    /// statements sent ahead are unanswered, gives the connection's loop a turn every
+    /// ``PendingRecords/aheadTurn`` records, which the server otherwise holds while it goes
+    /// through a change set: the loop reads PostgreSQL's answer and writes the next statement,
+    /// and other requests on the loop get their turn too.
+    private nonisolated(nonsending) func sendAheadWhenLarge(_ session: PostgresTransaction) async throws {
+        let count = session.pending!.rows.count
+        if count >= PendingRecords.aheadRun {
+            try await sendPending(ahead: true)
+            await loopTurn()
+        } else if count % PendingRecords.aheadTurn == 0, !session.ahead.isEmpty {
+            await loopTurn()
+        }
     }
 
     /// Makes room for record `id` in the run held: sends the run first when `id` cannot join it.
-    private nonisolated(nonsending) func hold(_ kind: PendingRecords.Kind, _ entity: ServerEntity, id: Int64, width: Int) async throws {
-        if let held = pending, !held.takes(kind, entity.position, id) { try await sendPending() }
-        if pending == nil { pending = PendingRecords(kind: kind, position: entity.position, entity: entity.name, width: width) }
-        pending!.ids.insert(id)
+    private nonisolated(nonsending) func hold(
+        _ kind: PendingRecords.Kind, _ entity: ServerEntity, id: Int64, width: Int, in session: PostgresTransaction
+    ) async throws {
+        if session.pending?.takes(kind, entity.position, id) == false { try await sendPending() }
+        if session.pending == nil { session.pending = PendingRecords(kind: kind, position: entity.position, entity: entity.name, width: width) }
+        session.pending!.ids.insert(id)
     }
 
     /// Sends what is held: first each savepoint begun and not sent yet, after the rows held
-    /// before it began, then the rest of the run, each part as one statement.
-    nonisolated(nonsending) func sendPending() async throws {
+    /// before it began, then the rest of the run, each part as one statement; with `ahead`,
+    /// every part is sent ahead (``sendAhead(_:_:)``), none waited for.
+    nonisolated(nonsending) func sendPending(ahead: Bool = false) async throws {
         var sent = 0
         for index in openSavepoints.indices where !openSavepoints[index].sent {
             if let held = pending, openSavepoints[index].held > sent {
-                try await sendRows(held, from: sent, to: openSavepoints[index].held)
+                try await sendRows(held, from: sent, to: openSavepoints[index].held, ahead: ahead)
                 sent = openSavepoints[index].held
             }
-            try await send("SAVEPOINT \(openSavepoints[index].name)", PostgresBindings())
+            let begin = "SAVEPOINT \(openSavepoints[index].name)"
+            if ahead { try sendAhead(begin, PostgresBindings()) } else { try await send(begin, PostgresBindings()) }
             openSavepoints[index].sent = true
         }
         guard let held = pending else { return }
         pending = nil
-        if held.rows.count > sent { try await sendRows(held, from: sent, to: held.rows.count) }
+        if held.rows.count > sent { try await sendRows(held, from: sent, to: held.rows.count, ahead: ahead) }
     }
 
-    /// Sends rows `start..<end` of `held` as one statement.
-    private nonisolated(nonsending) func sendRows(_ held: PendingRecords, from start: Int, to end: Int) async throws {
+    /// Sends rows `start..<end` of `held` as one statement (`ahead`: sent ahead, unprepared).
+    private nonisolated(nonsending) func sendRows(_ held: PendingRecords, from start: Int, to end: Int, ahead: Bool = false) async throws {
         var part = held
         part.keep(first: end)
         let table = tables[held.position]
         let rows = end - start
         if held.kind == .write, rows >= PendingRecords.columnRun, let binds = try held.columnBinds(from: start, to: end, table: table) {
-            try await send(table.insertAndLogColumns, binds, prepared: true)
+            let sql = held.fresh ? table.insertFreshColumns : table.insertAndLogColumns
+            if ahead { return try sendAhead(sql, binds) }
+            try await send(sql, binds, prepared: true)
             return
         }
         let sql = held.kind == .write ? table.insertAndLog(rows: rows) : table.deleteAndLog(rows: rows)
+        if ahead { return try sendAhead(sql, try part.binds(from: start)) }
         // One record, the usual small write, is prepared once per types of its parameters
         // (a NULL and a value bind different types); runs of several vary in text.
         let types = rows == 1 ? part.rows[start].parameterTypes : nil
@@ -193,7 +228,7 @@ extension PostgresServerStorage {
         let count = held.rows.count
         let rows: LeadingRows
         if count >= PendingRecords.columnRun, let binds = try held.columnBinds(from: 0, to: count, table: table) {
-            rows = LeadingRows(sql: table.leadingInsertAndLog(rows: nil), binds: binds, prepared: true, types: "c")
+            rows = LeadingRows(sql: table.leadingInsertAndLog(rows: nil, fresh: held.fresh), binds: binds, prepared: true, types: held.fresh ? "f" : "c")
         } else {
             let types = count == 1 ? held.rows[0].parameterTypes : nil
             rows = LeadingRows(

@@ -105,7 +105,9 @@ public final class PostgresServerStorage: ServerStorage {
         set { session.lockedState = newValue }
     }
     /// How many statements (round trips) the storage has sent: what tests count per request.
-    package private(set) var statementCount = 0
+    package internal(set) var statementCount = 0
+    /// How many of them were sent ahead (``sendAhead(_:_:)``).
+    package internal(set) var statementsSentAhead = 0
     /// With writes in parallel: a server killed mid-write leaves its revisions in flight,
     /// holding every catch-up below them, until a write or a read finds their backend gone
     /// (after a tenth of a second) and removes them. A backend still there but idle, outside
@@ -272,11 +274,12 @@ public final class PostgresServerStorage: ServerStorage {
     /// closed gets no ROLLBACK (the server ended the transaction with it): a query written to
     /// it may never be answered.
     private nonisolated(nonsending) func rollBack(_ leased: PostgresConnection, after error: any Error) async throws {
-        guard !leased.isClosed else { return }
+        guard !leased.isClosed else { return await drainAhead() }
         guard !Self.losesTheConnection(error) else {
             try? await leased.close()
-            return
+            return await drainAhead()
         }
+        await drainAhead()
         (pending, openSavepoints) = (nil, [])
         do { try await run("ROLLBACK") } catch { try? await leased.close() }
     }
@@ -309,7 +312,8 @@ public final class PostgresServerStorage: ServerStorage {
             // The rows it wrote that are still held stay held: released, its work is the
             // transaction's, and they go out with the next statement that needs them (the
             // reply's, usually) instead of one of their own now.
-            if sent { try await send("RELEASE SAVEPOINT \(name)", PostgresBindings()) }
+            // Sent ahead: nothing waits for it, and a failure still fails the next statement.
+            if sent { try sendAhead("RELEASE SAVEPOINT \(name)", PostgresBindings()) }
             return result
         } catch {
             let (held, sent) = (openSavepoints[level].held, openSavepoints[level].sent)
@@ -345,6 +349,7 @@ public final class PostgresServerStorage: ServerStorage {
     @discardableResult
     nonisolated(nonsending) func send(_ sql: String, _ binds: PostgresBindings, prepared: Bool = false, types: String = "") async throws -> [PostgresRow] {
         guard let connection = session.connection else { throw ServerError(.storage, "PostgreSQL: a storage call outside a transaction") }
+        try await awaitAhead()
         // A query written to a closed connection may never be answered (nor failed).
         guard !connection.isClosed else { throw ServerError(.storage, "PostgreSQL: the connection was closed") }
         statementCount += 1

@@ -18,12 +18,18 @@ struct PostgresServerTable {
     /// (``insertAndLog(rows:)``).
     private let insertHead: String, insertTail: String
     /// ``insertTail`` with the log's insert as a `WITH` part (`logged`) instead of the
-    /// statement itself, for a statement that goes on after it (``insertAndLog(rows:leading:)``).
+    /// statement itself, for a statement that goes on after it (``leadingInsertAndLog(rows:fresh:)``).
     private let leadingTail: String
+    /// ``leadingTail`` without the conflict clauses, for fresh records.
+    private let leadingFreshTail: String
     /// The upsert of a run of records and their log entries with one array parameter per
     /// column (bindings: the entity's name, then ``columnElements``' arrays, one element per
     /// record): the same text for every size of run, so it is prepared once.
     let insertAndLogColumns: String
+    /// ``insertAndLogColumns`` for records no row and no log entry has yet (created under ids
+    /// this transaction was given, ``PendingRecords/fresh``): plain inserts, which PostgreSQL
+    /// runs faster than an upsert's check for a conflict.
+    let insertFreshColumns: String
     /// ``insertAndLogColumns`` up to its tail.
     private let columnsHead: String
     /// What each column of ``sql``'s `columns` is bound as in ``insertAndLogColumns``.
@@ -66,6 +72,8 @@ struct PostgresServerTable {
             + logEntry + "SELECT $1, \"id\", \"__fm_revision\" FROM written" + logConflict
         leadingTail = " \(sql.onConflictUpdate) RETURNING \"id\", \"__fm_revision\"), logged AS ("
             + logEntry + "SELECT $1, \"id\", \"__fm_revision\" FROM written" + logConflict + " RETURNING 1)"
+        leadingFreshTail = " RETURNING \"id\", \"__fm_revision\"), logged AS (" + logEntry + "SELECT $1, \"id\", \"__fm_revision\" FROM written RETURNING 1)"
+        let freshTail = " RETURNING \"id\", \"__fm_revision\") " + logEntry + "SELECT $1, \"id\", \"__fm_revision\" FROM written"
         let elements: [PostgresColumnArray.Element] = [.int8] + entity.fields.map { PostgresColumnArray.Element($0.type) }
             + [.bytea, .int8, .int8, .bytea, .int8]
         precondition(elements.count == sql.columns.count, "a column array per column")
@@ -80,6 +88,7 @@ struct PostgresServerTable {
             + " FROM unnest(" + arrays.joined(separator: ", ") + ") AS u("
             + elements.indices.map { "\"c\($0)\"" }.joined(separator: ", ") + ")"
         insertAndLogColumns = columnsHead + insertTail
+        insertFreshColumns = columnsHead + freshTail
         selectAny = "SELECT \(columnList) FROM \(table) WHERE \"id\" = ANY($1)"
         deleteTail = "), gone AS (DELETE FROM \(table) t USING input WHERE t.\"id\" = input.\"id\" RETURNING t.\"id\", t.\"__fm_root\"), "
             + "tombstone AS (INSERT INTO \(deleted) (\"entity\", \"id\", \"revision\", \"stamp\", \"root\") "
@@ -131,9 +140,10 @@ struct PostgresServerTable {
 
     /// The same writes as the first parts of a longer statement: `WITH written AS (...),
     /// logged AS (...)`, to which the caller adds `, ` and its own parts (numbering its
-    /// parameters after the rows'). With `rows` nil, ``insertAndLogColumns``' form.
-    func leadingInsertAndLog(rows: Int?) -> String {
-        guard let rows else { return columnsHead + leadingTail }
+    /// parameters after the rows'). With `rows` nil, ``insertAndLogColumns``' form, or with
+    /// `fresh`, ``insertFreshColumns``'.
+    func leadingInsertAndLog(rows: Int?, fresh: Bool = false) -> String {
+        guard let rows else { return columnsHead + (fresh ? leadingFreshTail : leadingTail) }
         return insertHead + Self.rows(rows, width: sql.columns.count) + leadingTail
     }
 

@@ -33,8 +33,20 @@ final class PostgresTransaction: @unchecked Sendable {
     /// With writes in parallel: the ids taken before the write began, by entity position,
     /// the next to give and the end of the block (exclusive).
     var idPool: [Int: (next: Int64, end: Int64)] = [:]
+    /// The ids given out in this transaction (``PostgresServerStorage/nextIDs(_:count:)``)
+    /// and not written or deleted yet, by entity position: no row, tombstone or log entry
+    /// has them (the counters never give an id twice), so their first writes are plain
+    /// inserts (``PendingRecords/fresh``).
+    var freshIDs: [Int: Set<Int64>] = [:]
     /// With writes in parallel: the keys of the reply locks this transaction holds.
     var lockedReplies: Set<String> = []
+    /// Statements sent ahead (``PostgresServerStorage/sendAhead(_:_:)``) and not yet
+    /// awaited, in the order sent.
+    var ahead: [EventLoopFuture<PostgresQueryResult>] = []
+    /// The first failure of a statement sent ahead: every later statement of the transaction
+    /// fails with it, a savepoint's rollback included, so that the transaction can only roll
+    /// back whole.
+    var aheadFailure: (any Error)?
 }
 
 /// The transactions in progress in the current task, by storage.
