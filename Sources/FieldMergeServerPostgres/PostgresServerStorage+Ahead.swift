@@ -61,7 +61,6 @@ extension PendingRecords {
     /// (``PostgresServerStorage/sendAhead(_:_:)``), instead of with the next statement: large
     /// enough that a change set of 1,000 records still goes in one statement with its reply.
     static let aheadRun = 2_048
-    /// How many records a run gains between two turns of the connection's loop while
-    /// statements sent ahead are unanswered.
+    /// How many records a run gains between two turns of the connection's loop.
     static let aheadTurn = 256
 }

@@ -142,17 +142,17 @@ extension PostgresServerStorage {
         try await sendAheadWhenLarge(session)
     }
 
-    /// Sends the run held ahead once it is large (``PendingRecords/aheadRun``). While
-    /// statements sent ahead are unanswered, gives the connection's loop a turn every
-    /// ``PendingRecords/aheadTurn`` records, which the server otherwise holds while it goes
-    /// through a change set: the loop reads PostgreSQL's answer and writes the next statement,
-    /// and other requests on the loop get their turn too.
+    /// Sends the run held ahead once it is large (``PendingRecords/aheadRun``), and gives the
+    /// connection's loop a turn every ``PendingRecords/aheadTurn`` records of a run, which the
+    /// server otherwise holds while it goes through a change set: the loop reads PostgreSQL's
+    /// answer to a statement sent ahead and writes the next, and the other requests on the
+    /// loop (a small write beside a large upload) get their turn.
     private nonisolated(nonsending) func sendAheadWhenLarge(_ session: PostgresTransaction) async throws {
         let count = session.pending!.rows.count
         if count >= PendingRecords.aheadRun {
             try await sendPending(ahead: true)
             await loopTurn()
-        } else if count % PendingRecords.aheadTurn == 0, !session.ahead.isEmpty {
+        } else if count % PendingRecords.aheadTurn == 0 {
             await loopTurn()
         }
     }

@@ -440,6 +440,9 @@ public final class PostgresServerStorage: ServerStorage {
     /// `RevisionServer.Options.writeGroup`); ``state()`` answers it meanwhile, and a
     /// savepoint rolled back restores what was held before it.
     public nonisolated(nonsending) func saveState(_ state: ServerState) async throws {
+        // The request's writes are done: a large run still held goes ahead now, inserted
+        // while the server encodes the reply, not in the reply's statement after it.
+        if let held = session.pending, held.rows.count >= PendingRecords.aheadRun / 2 { try await sendPending(ahead: true) }
         if let reserved = session.reserved { return try holdState(state, reserved: reserved) }
         guard lockedState != nil else { return try await writeState(state) }
         session.heldState = state
